@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# hlock: hierarchical locks for userspace through /dev/hlock.
+#
+#   make              the module for the running kernel (KDIR) and libhlock
+#   make lib          lib/libhlock.a and lib/libhlock.so
+#   make ko KREL=...  the module for one installed kernel, in build/KREL/
+#   make selftests    the static kselftest binaries, in build/selftests/
+#   make unit         the grant logic's userspace unit tests (ASan, UBSan)
+#   make check        everything above on 6.1 and 6.12, in VMs
+#   make demo         processes sharing hierarchical locks, in a VM
+
+KDIR	?= /lib/modules/$(shell uname -r)/build
+TOP	:= $(CURDIR)
+BUILD	:= $(TOP)/build
+
+CC	?= gcc
+CFLAGS	?= -O2 -g
+WFLAGS	:= -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+LIB_CFLAGS := $(CFLAGS) $(WFLAGS) -fPIC -fvisibility=default -Ilib -Iuapi
+
+LIB_SRCS := lib/hlock.c
+LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
+LIB_SOVER := 1
+
+.PHONY: all module lib ko selftests unit check demo deps clean checkpatch
+
+all: module lib
+
+module:
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+lib: lib/libhlock.a lib/libhlock.so
+
+$(BUILD)/lib/%.o: lib/%.c lib/hlock.h uapi/linux/hlock.h
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+lib/libhlock.a: $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+lib/libhlock.so: $(LIB_OBJS) lib/libhlock.map
+	$(CC) -shared -Wl,-soname,libhlock.so.$(LIB_SOVER) -Wl,-z,defs \
+		-Wl,--version-script=lib/libhlock.map -o $@ $(LIB_OBJS)
+
+# Build the module for one Debian kernel (KREL, a /lib/modules name) in a
+# private copy of the sources, so 6.1 and 6.12 objects never mix.
+ko:
+	@test -n "$(KREL)" || { echo "make ko: set KREL" >&2; exit 2; }
+	@mkdir -p $(BUILD)/$(KREL)/src
+	@cp -a Kbuild kmod uapi $(BUILD)/$(KREL)/src/
+	$(MAKE) -C /lib/modules/$(KREL)/build M=$(BUILD)/$(KREL)/src W=1 \
+		KCFLAGS=-Werror modules
+	cp $(BUILD)/$(KREL)/src/kmod/hlock.ko $(BUILD)/$(KREL)/hlock.ko
+
+deps:
+	scripts/install-deps
+
+selftests: deps lib
+	$(MAKE) -C selftests OUTPUT=$(BUILD)/selftests TOP=$(TOP)
+
+unit:
+	$(MAKE) -C kmod/test TOP=$(TOP) run
+
+check: deps
+	scripts/check
+
+demo: deps
+	scripts/demo
+
+checkpatch: deps
+	scripts/checkpatch
+
+clean:
+	rm -rf $(BUILD) lib/libhlock.a lib/libhlock.so
+	$(MAKE) -C $(KDIR) M=$(TOP) clean 2>/dev/null || true

@@ -1,0 +1,680 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the hlock grant logic, built in userspace with ASan and
+ * UBSan.  A tiny "space" here stands in for hlock_dev.c: it names heads
+ * by path, supplies spares and plays the lock/unlock/wait glue, and an
+ * invariant check runs after every step of the randomized test.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlock_core.h"
+
+#define MAX_HEADS	64
+#define MAX_LOCKERS	16
+
+static unsigned int policy = HLOCK_POLICY_BATCH;
+static int failures, checks;
+
+static struct {
+	char path[64];
+	struct hl_head *h;
+} heads[MAX_HEADS];
+
+struct tlocker {
+	struct hl_locker lk;
+	int notified;
+	char target[64];
+	int used;
+};
+
+static struct tlocker lockers[MAX_LOCKERS];
+
+#define CHECK(cond, ...)						\
+	do {								\
+		checks++;						\
+		if (!(cond)) {						\
+			failures++;					\
+			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, \
+				#cond);					\
+			fprintf(stderr, __VA_ARGS__);			\
+			fputc('\n', stderr);				\
+		}							\
+	} while (0)
+
+unsigned int hl_grant_policy(void)
+{
+	return policy;
+}
+
+void hl_op_granted(struct hl_locker *lk)
+{
+	container_of(lk, struct tlocker, lk)->notified++;
+}
+
+void hl_head_unused(struct hl_head *h)
+{
+	int i;
+
+	for (i = 0; i < MAX_HEADS; i++) {
+		if (heads[i].h == h) {
+			heads[i].h = NULL;
+			if (h->parent)
+				hl_head_put(h->parent);
+			free(h);
+			return;
+		}
+	}
+	CHECK(0, "unknown head");
+}
+
+void hl_req_free(struct hl_req *req)
+{
+	free(req);
+}
+
+static struct hl_head *find_head(const char *path)
+{
+	int i;
+
+	for (i = 0; i < MAX_HEADS; i++)
+		if (heads[i].h && !strcmp(heads[i].path, path))
+			return heads[i].h;
+	return NULL;
+}
+
+/* Look up (and create) the head of @path with a reference for the caller. */
+static struct hl_head *get_head(const char *path)
+{
+	struct hl_head *h = find_head(path), *parent = NULL;
+	char up[64];
+	char *slash;
+	int i;
+
+	if (h) {
+		hl_head_get(h);
+		return h;
+	}
+	if (*path) {
+		snprintf(up, sizeof(up), "%s", path);
+		slash = strrchr(up, '/');
+		if (slash)
+			*slash = 0;
+		else
+			up[0] = 0;
+		parent = get_head(up);
+	}
+	for (i = 0; i < MAX_HEADS && heads[i].h; i++)
+		;
+	if (i == MAX_HEADS) {
+		fprintf(stderr, "out of heads\n");
+		exit(2);
+	}
+	h = malloc(sizeof(*h));
+	hl_head_init(h, parent);
+	snprintf(heads[i].path, sizeof(heads[i].path), "%s", path);
+	heads[i].h = h;
+	return h;
+}
+
+/* The glue's lock: returns 0, -EINPROGRESS, -EBUSY. */
+static int lock(int who, const char *path, unsigned int mode,
+		unsigned int flags)
+{
+	struct tlocker *t = &lockers[who];
+	struct hl_op *op = &t->lk.op;
+	char buf[64];
+	const char *p;
+	unsigned int n;
+	int ret;
+
+	if (!t->used) {
+		hl_locker_init(&t->lk);
+		t->used = 1;
+	}
+	if (op->state != HL_OP_IDLE)
+		return -EBUSY;
+	op->state = HL_OP_SETUP;
+	op->nr = 0;
+	op->heads[op->nr++] = get_head("");
+	for (p = path; *p; ) {
+		const char *e = strchr(p, '/');
+
+		n = e ? (unsigned int)(e - path) : strlen(path);
+		snprintf(buf, sizeof(buf), "%.*s", (int)n, path);
+		op->heads[op->nr++] = get_head(buf);
+		p = e ? e + 1 : p + strlen(p);
+	}
+	for (n = hl_op_reqs_needed(&t->lk); n; n--)
+		op->spare[op->nr_spare++] = calloc(1, sizeof(struct hl_req));
+	snprintf(t->target, sizeof(t->target), "%s", path);
+	ret = hl_op_start(&t->lk, mode, flags);
+	if (ret == 0)
+		hl_op_finish(&t->lk);
+	return ret;
+}
+
+/* Collect a granted operation: 0, or -EAGAIN while it waits. */
+static int collect(int who)
+{
+	struct hl_locker *lk = &lockers[who].lk;
+
+	if (lk->op.state == HL_OP_WAITING)
+		return -EAGAIN;
+	if (lk->op.state != HL_OP_GRANTED)
+		return -ENOENT;
+	hl_op_finish(lk);
+	return 0;
+}
+
+static void cancel(int who)
+{
+	struct hl_locker *lk = &lockers[who].lk;
+
+	hl_op_cancel(lk);
+	hl_op_finish(lk);
+}
+
+static int unlock(int who, const char *path)
+{
+	struct tlocker *t = &lockers[who];
+	struct hl_head *h = find_head(path);
+	struct hl_req *req;
+
+	if (!h)
+		return -ENOENT;
+	if (hl_op_busy(&t->lk, h)) {
+		if (strcmp(t->target, path))
+			return -EBUSY;
+		cancel(who);
+		req = hl_locker_find(&t->lk, h);
+		return req ? (int)req->own : 0;
+	}
+	return hl_unlock(&t->lk, h);
+}
+
+static unsigned int held(int who, const char *path)
+{
+	struct hl_head *h = find_head(path);
+
+	return h ? hl_held(&lockers[who].lk, h) : HLOCK_NL;
+}
+
+static int downgrade(int who, const char *path, unsigned int mode)
+{
+	struct hl_head *h = find_head(path);
+
+	if (!h)
+		return -ENOENT;
+	if (hl_op_busy(&lockers[who].lk, h))
+		return -EBUSY;
+	return hl_downgrade(&lockers[who].lk, h, mode);
+}
+
+static void release_all(int who)
+{
+	if (lockers[who].used)
+		hl_locker_release_all(&lockers[who].lk);
+}
+
+/* Consistency of every head, request and locker. */
+static void check_invariants(void)
+{
+	int i, w;
+
+	for (i = 0; i < MAX_HEADS; i++) {
+		struct hl_head *h = heads[i].h;
+		unsigned int gc[HLOCK_NR_MODES] = {0}, wc[HLOCK_NR_MODES] = {0};
+		unsigned int gm = 0, wm = 0, cf = 0, conv = 0, nreq = 0;
+		unsigned int kids = 0, pins = 0, m;
+		struct hl_req *a, *b;
+
+		if (!h)
+			continue;
+		list_for_each_entry(a, &h->granted, node) {
+			CHECK(a->state != HL_WAITING, "%s", heads[i].path);
+			gc[a->mode]++;
+			if (a->state == HL_CONVERTING) {
+				wc[a->convert]++;
+				conv++;
+			}
+			if (a->flags & HL_RF_COMPAT_FIRST)
+				cf++;
+			nreq++;
+			list_for_each_entry(b, &h->granted, node)
+				if (a != b)
+					CHECK(!hl_conflicts(a->mode, 1U << b->mode),
+					      "%s: %u vs %u", heads[i].path,
+					      a->mode, b->mode);
+		}
+		list_for_each_entry(a, &h->queue, node) {
+			CHECK(a->state == HL_WAITING, "%s", heads[i].path);
+			wc[a->mode]++;
+			nreq++;
+		}
+		for (m = 0; m < HLOCK_NR_MODES; m++) {
+			CHECK(gc[m] == h->granted_count[m], "%s granted %u",
+			      heads[i].path, m);
+			CHECK(wc[m] == h->wait_count[m], "%s wait %u",
+			      heads[i].path, m);
+			if (gc[m])
+				gm |= 1U << m;
+			if (wc[m])
+				wm |= 1U << m;
+		}
+		CHECK(gm == h->granted_mask && wm == h->wait_mask, "%s masks",
+		      heads[i].path);
+		CHECK(cf == h->compat_first, "%s compat_first", heads[i].path);
+		CHECK(conv == h->converting, "%s converting", heads[i].path);
+		for (w = 0; w < MAX_HEADS; w++)
+			if (heads[w].h && heads[w].h->parent == h)
+				kids++;
+		for (w = 0; w < MAX_LOCKERS; w++) {
+			struct hl_op *op = &lockers[w].lk.op;
+			unsigned int l;
+
+			if (!lockers[w].used || op->state == HL_OP_IDLE)
+				continue;
+			for (l = 0; l < op->nr; l++)
+				if (op->heads[l] == h)
+					pins++;
+		}
+		CHECK(h->refs == nreq + kids + pins,
+		      "%s refs %u != %u+%u+%u", heads[i].path, h->refs, nreq,
+		      kids, pins);
+	}
+	for (w = 0; w < MAX_LOCKERS; w++) {
+		struct hl_req *r, *p;
+		struct hl_head *a;
+
+		if (!lockers[w].used)
+			continue;
+		list_for_each_entry(r, &lockers[w].lk.reqs, locker_node) {
+			CHECK(r->own + r->child + r->pin > 0, "empty request");
+			if (lockers[w].lk.op.state != HL_OP_IDLE)
+				continue;
+			/* Every ancestor holds the intent this mode needs. */
+			for (a = r->head->parent; a; a = a->parent) {
+				p = hl_locker_find(&lockers[w].lk, a);
+				CHECK(p && hl_covers(p->mode, hl_intent(r->mode)),
+				      "locker %d: intent missing", w);
+			}
+		}
+	}
+}
+
+static void reset(void)
+{
+	int w;
+
+	for (w = 0; w < MAX_LOCKERS; w++) {
+		release_all(w);
+		lockers[w].used = 0;
+		lockers[w].notified = 0;
+	}
+	check_invariants();
+	for (w = 0; w < MAX_HEADS; w++)
+		CHECK(!heads[w].h || !*heads[w].path, "leaked head %s",
+		      heads[w].path);
+	policy = HLOCK_POLICY_BATCH;
+}
+
+static const unsigned int modes[] = {
+	HLOCK_IS, HLOCK_IX, HLOCK_S, HLOCK_SIX, HLOCK_X,
+};
+
+static bool compatible(unsigned int a, unsigned int b)
+{
+	static const char *const ok[] = {
+		"IS IS", "IS IX", "IS S", "IS SIX", "IX IS", "IX IX",
+		"S IS", "S S", "SIX IS",
+	};
+	static const char *const name[] = { "NL", "IS", "IX", "S", "SIX", "X" };
+	char pair[16];
+	size_t i;
+
+	snprintf(pair, sizeof(pair), "%s %s", name[a], name[b]);
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(ok[i], pair))
+			return true;
+	return false;
+}
+
+static void test_matrix(void)
+{
+	size_t i, j;
+
+	for (i = 0; i < 5; i++) {
+		for (j = 0; j < 5; j++) {
+			int ret;
+
+			CHECK(lock(0, "m", modes[i], 0) == 0, "holder");
+			ret = lock(1, "m", modes[j], 0);
+			CHECK(ret == (compatible(modes[i], modes[j]) ? 0 :
+				      -EINPROGRESS), "pair %u %u: %d",
+			      modes[i], modes[j], ret);
+			CHECK(hl_conflicts(modes[i], 1U << modes[j]) ==
+			      hl_conflicts(modes[j], 1U << modes[i]),
+			      "symmetric");
+			check_invariants();
+			reset();
+		}
+	}
+}
+
+static void test_sup(void)
+{
+	CHECK(hl_sup(HLOCK_S, HLOCK_IX) == HLOCK_SIX, "S+IX");
+	CHECK(hl_sup(HLOCK_IX, HLOCK_S) == HLOCK_SIX, "IX+S");
+	CHECK(hl_sup(HLOCK_IS, HLOCK_S) == HLOCK_S, "IS+S");
+	CHECK(hl_sup(HLOCK_IS, HLOCK_IX) == HLOCK_IX, "IS+IX");
+	CHECK(hl_sup(HLOCK_SIX, HLOCK_X) == HLOCK_X, "SIX+X");
+	CHECK(hl_sup(HLOCK_NL, HLOCK_IS) == HLOCK_IS, "NL+IS");
+	CHECK(hl_sup(HLOCK_S, HLOCK_S) == HLOCK_S, "S+S");
+	CHECK(!hl_covers(HLOCK_IX, HLOCK_S) && !hl_covers(HLOCK_S, HLOCK_IX),
+	      "IX, S incomparable");
+}
+
+static void test_fifo_x(void)
+{
+	int i, j;
+
+	CHECK(lock(0, "q", HLOCK_X, 0) == 0, "holder");
+	for (i = 1; i <= 6; i++)
+		CHECK(lock(i, "q", HLOCK_X, 0) == -EINPROGRESS, "waiter %d", i);
+	for (i = 0; i <= 6; i++) {
+		CHECK(unlock(i, "q") == 0, "unlock %d", i);
+		for (j = i + 1; j <= 6; j++)
+			CHECK(collect(j) == (j == i + 1 ? 0 : -EAGAIN),
+			      "after %d: %d", i, j);
+		check_invariants();
+	}
+	reset();
+}
+
+/* Queue IS IS X X S IS behind an X holder, then release the X. */
+static void grant_example(unsigned int pol)
+{
+	static const unsigned int q[] = {
+		HLOCK_IS, HLOCK_IS, HLOCK_X, HLOCK_X, HLOCK_S, HLOCK_IS,
+	};
+	int i, want_batch[] = { 0, 0, -EAGAIN, -EAGAIN, 0, 0 };
+
+	policy = pol;
+	CHECK(lock(0, "g", HLOCK_X, 0) == 0, "holder");
+	for (i = 0; i < 6; i++)
+		CHECK(lock(i + 1, "g", q[i], 0) == -EINPROGRESS, "queue %d", i);
+	CHECK(unlock(0, "g") == 0, "release");
+	for (i = 0; i < 6; i++) {
+		int want = pol == HLOCK_POLICY_BATCH ? want_batch[i] :
+			   (i < 2 ? 0 : -EAGAIN);
+
+		CHECK(collect(i + 1) == want, "policy %u: %d", pol, i);
+	}
+	check_invariants();
+	if (pol == HLOCK_POLICY_BATCH) {
+		/* A late S queues behind the waiting X. */
+		CHECK(lock(7, "g", HLOCK_S, 0) == -EINPROGRESS, "late S");
+		CHECK(unlock(1, "g") == 0 && unlock(2, "g") == 0, "IS");
+		CHECK(unlock(5, "g") == 0, "S");
+		CHECK(collect(3) == -EAGAIN, "X waits for the last IS");
+		CHECK(unlock(6, "g") == 0, "IS");
+		CHECK(collect(3) == 0, "first X");
+		CHECK(collect(4) == -EAGAIN && collect(7) == -EAGAIN, "rest");
+		CHECK(unlock(3, "g") == 0, "X");
+		CHECK(collect(4) == 0 && collect(7) == -EAGAIN, "second X");
+		CHECK(unlock(4, "g") == 0, "X");
+		CHECK(collect(7) == 0, "late S");
+	}
+	check_invariants();
+	reset();
+}
+
+static void test_front_and_compat_first(void)
+{
+	CHECK(lock(0, "f", HLOCK_X, 0) == 0, "holder");
+	CHECK(lock(1, "f", HLOCK_S, 0) == -EINPROGRESS, "S");
+	CHECK(lock(2, "f", HLOCK_X, HLOCK_F_FRONT) == -EINPROGRESS, "front X");
+	CHECK(unlock(0, "f") == 0, "release");
+	CHECK(collect(2) == 0 && collect(1) == -EAGAIN, "front first");
+	reset();
+
+	CHECK(lock(0, "c", HLOCK_S, HLOCK_F_COMPAT_FIRST) == 0, "cf S");
+	CHECK(lock(1, "c", HLOCK_X, 0) == -EINPROGRESS, "X waits");
+	CHECK(lock(2, "c", HLOCK_S, 0) == 0, "S passes the waiting X");
+	CHECK(unlock(0, "c") == 0, "cf released");
+	CHECK(lock(3, "c", HLOCK_S, 0) == -EINPROGRESS, "back to FIFO");
+	reset();
+
+	CHECK(lock(0, "c", HLOCK_X, 0) == 0, "holder");
+	CHECK(lock(1, "c", HLOCK_S, HLOCK_F_COMPAT_FIRST) == -EINPROGRESS,
+	      "waiting cf");
+	CHECK(lock(2, "c", HLOCK_X, 0) == -EINPROGRESS, "X");
+	CHECK(lock(3, "c", HLOCK_IS, 0) == -EINPROGRESS, "no effect waiting");
+	reset();
+
+	/* Root S gets compatible-first by itself. */
+	CHECK(lock(0, "", HLOCK_S, 0) == 0, "root S");
+	CHECK(lock(1, "", HLOCK_X, 0) == -EINPROGRESS, "root X");
+	CHECK(lock(2, "", HLOCK_S, 0) == 0, "root S passes");
+	CHECK(lock(3, "db", HLOCK_IS, 0) == 0, "root IS passes");
+	reset();
+
+	/* fifo skips right after a compatible-first grant. */
+	policy = HLOCK_POLICY_FIFO;
+	CHECK(lock(0, "", HLOCK_X, 0) == 0, "root X");
+	CHECK(lock(1, "", HLOCK_S, 0) == -EINPROGRESS, "root S");
+	CHECK(lock(2, "x", HLOCK_X, 0) == -EINPROGRESS, "IX");
+	CHECK(lock(3, "y", HLOCK_S, 0) == -EINPROGRESS, "IS");
+	CHECK(unlock(0, "") == 0, "release");
+	CHECK(collect(1) == 0 && collect(2) == -EAGAIN && collect(3) == 0,
+	      "cf skip");
+	reset();
+}
+
+static void test_conversion(void)
+{
+	CHECK(lock(0, "v", HLOCK_IS, 0) == 0 && lock(1, "v", HLOCK_IS, 0) == 0,
+	      "IS IS");
+	CHECK(lock(2, "v", HLOCK_X, 0) == -EINPROGRESS, "X queued");
+	CHECK(lock(0, "v", HLOCK_IX, 0) == 0, "conversion wins");
+	CHECK(held(0, "v") == HLOCK_IX, "IX");
+	reset();
+
+	CHECK(lock(0, "v", HLOCK_S, 0) == 0 && lock(1, "v", HLOCK_S, 0) == 0,
+	      "S S");
+	CHECK(lock(0, "v", HLOCK_X, 0) == -EINPROGRESS, "convert waits");
+	CHECK(held(0, "v") == HLOCK_S, "old mode while converting");
+	CHECK(lock(2, "v", HLOCK_IS, 0) == -EINPROGRESS, "IS vs target X");
+	CHECK(lock(1, "v", HLOCK_X, 0) == -EINPROGRESS, "second convert");
+	cancel(1);
+	CHECK(held(1, "v") == HLOCK_S, "cancel reverts");
+	CHECK(unlock(1, "v") == 0, "B releases");
+	CHECK(collect(0) == 0 && held(0, "v") == HLOCK_X, "A converted");
+	CHECK(collect(2) == -EAGAIN, "IS still waits");
+	CHECK(unlock(0, "v") == 1 && held(0, "v") == HLOCK_X, "partial");
+	CHECK(unlock(0, "v") == 0, "all");
+	CHECK(collect(2) == 0, "IS granted");
+	reset();
+
+	CHECK(lock(0, "v", HLOCK_S, 0) == 0 && lock(0, "v", HLOCK_IX, 0) == 0,
+	      "S+IX");
+	CHECK(held(0, "v") == HLOCK_SIX, "SIX");
+	CHECK(lock(1, "v", HLOCK_IS, 0) == 0, "IS with SIX");
+	CHECK(lock(2, "v", HLOCK_IX, 0) == -EINPROGRESS, "IX vs SIX");
+	reset();
+
+	CHECK(lock(0, "v", HLOCK_X, 0) == 0 && lock(0, "v", HLOCK_S, 0) == 0,
+	      "recursion");
+	CHECK(held(0, "v") == HLOCK_X, "strongest");
+	CHECK(unlock(0, "v") == 1 && unlock(0, "v") == 0 &&
+	      held(0, "v") == HLOCK_NL, "counts");
+	CHECK(unlock(0, "v") == -ENOENT, "not held");
+	reset();
+}
+
+static void test_downgrade(void)
+{
+	CHECK(lock(0, "d", HLOCK_X, 0) == 0, "X");
+	CHECK(lock(1, "d", HLOCK_S, 0) == -EINPROGRESS, "S waits");
+	CHECK(downgrade(0, "d", HLOCK_IX) == 0, "X->IX");
+	CHECK(collect(1) == -EAGAIN, "IX vs S");
+	CHECK(downgrade(0, "d", HLOCK_S) == -EINVAL, "IX->S not covered");
+	CHECK(downgrade(0, "d", HLOCK_IS) == 0, "IX->IS");
+	CHECK(collect(1) == 0, "S granted");
+	CHECK(downgrade(2, "d", HLOCK_IS) == -ENOENT, "not held");
+	reset();
+
+	CHECK(lock(0, "d/c", HLOCK_X, 0) == 0 && lock(0, "d", HLOCK_X, 0) == 0,
+	      "d X, d/c X");
+	CHECK(downgrade(0, "d", HLOCK_IS) == -EINVAL, "below IX needed");
+	CHECK(downgrade(0, "d", HLOCK_IX) == 0, "IX ok");
+	CHECK(downgrade(0, "", HLOCK_IS) == -EINVAL, "root needs IX");
+	reset();
+}
+
+static void test_hierarchy(void)
+{
+	CHECK(lock(0, "db/c", HLOCK_X, 0) == 0, "coll X");
+	CHECK(held(0, "db") == HLOCK_IX && held(0, "") == HLOCK_IX, "intents");
+	CHECK(lock(1, "db", HLOCK_S, 0) == -EINPROGRESS, "db S blocked");
+	cancel(1);
+	CHECK(held(1, "") == HLOCK_NL, "rolled back");
+	CHECK(lock(1, "db", HLOCK_IS, 0) == 0, "db IS ok");
+	CHECK(unlock(0, "db") == -ENOENT, "intent only");
+	reset();
+
+	CHECK(lock(0, "db/c", HLOCK_IS, 0) == 0, "coll IS");
+	CHECK(lock(1, "db", HLOCK_X, 0) == -EINPROGRESS, "db X waits");
+	CHECK(unlock(0, "db/c") == 0, "release");
+	CHECK(collect(1) == 0, "db X granted");
+	reset();
+
+	CHECK(lock(0, "a/b", HLOCK_S, 0) == 0, "a/b S");
+	CHECK(lock(1, "", HLOCK_X, 0) == -EINPROGRESS, "root X waits");
+	CHECK(lock(2, "z", HLOCK_IS, 0) == -EINPROGRESS, "IS queues");
+	cancel(2);
+	CHECK(unlock(0, "a/b") == 0, "release");
+	CHECK(collect(1) == 0, "root X");
+	reset();
+
+	/* Continuation down the path after a grant at the root. */
+	CHECK(lock(0, "", HLOCK_X, 0) == 0, "root X");
+	CHECK(lock(1, "db/c", HLOCK_S, 0) == -EINPROGRESS, "queued at root");
+	CHECK(lock(2, "db", HLOCK_X, 0) == -EINPROGRESS, "db X queued");
+	CHECK(unlock(0, "") == 0, "release");
+	CHECK(lockers[1].notified == 1 && collect(1) == 0, "continued");
+	CHECK(held(1, "db/c") == HLOCK_S && held(1, "db") == HLOCK_IS, "S");
+	CHECK(collect(2) == -EAGAIN, "db X waits for IS");
+	CHECK(unlock(1, "db") == -ENOENT, "not locked there");
+	reset();
+
+	/* Rollback of ancestors taken and converted by a failed call. */
+	CHECK(lock(0, "db/a", HLOCK_IS, 0) == 0, "db/a IS");
+	CHECK(lock(1, "db/b", HLOCK_X, 0) == 0, "other holds db/b");
+	CHECK(lock(0, "db/b", HLOCK_S, 0) == -EINPROGRESS, "db/b S waits");
+	CHECK(held(0, "db") == HLOCK_IS, "intent shared");
+	cancel(0);
+	CHECK(held(0, "db") == HLOCK_IS && held(0, "db/b") == HLOCK_NL,
+	      "as before");
+	CHECK(lock(0, "db/b/x", HLOCK_X, 0) == -EINPROGRESS, "X waits");
+	CHECK(held(0, "db") == HLOCK_IX, "IS converted to IX");
+	CHECK(unlock(0, "db") == -EBUSY, "path busy");
+	CHECK(unlock(0, "db/b/x") == 0, "cancel by unlock");
+	CHECK(held(0, "db") == HLOCK_IS, "conversion undone");
+	check_invariants();
+	reset();
+}
+
+static unsigned int rnd(unsigned int n)
+{
+	return (unsigned int)random() % n;
+}
+
+/* Random operations with invariant checks; then everything drains. */
+static void test_random(unsigned int seed, unsigned int steps)
+{
+	static const char *const paths[] = {
+		"", "a", "b", "a/x", "a/y", "b/x", "a/x/1",
+	};
+	unsigned int i, w;
+	int progress;
+
+	srandom(seed);
+	policy = seed & 1 ? HLOCK_POLICY_FIFO : HLOCK_POLICY_BATCH;
+	for (i = 0; i < steps; i++) {
+		const char *p = paths[rnd(7)];
+
+		w = rnd(8);
+		switch (rnd(8)) {
+		case 0: case 1: case 2:
+			lock(w, p, modes[rnd(5)], rnd(4) ? 0 :
+			     (rnd(2) ? HLOCK_F_FRONT : HLOCK_F_COMPAT_FIRST));
+			break;
+		case 3: case 4:
+			unlock(w, p);
+			break;
+		case 5:
+			collect(w);
+			break;
+		case 6:
+			if (lockers[w].used &&
+			    lockers[w].lk.op.state == HL_OP_WAITING && rnd(2))
+				cancel(w);
+			else
+				downgrade(w, p, modes[rnd(5)]);
+			break;
+		default:
+			if (!rnd(8))
+				release_all(w);
+			break;
+		}
+		check_invariants();
+	}
+	/* Drain: holders without a request in flight let go. */
+	do {
+		progress = 0;
+		for (w = 0; w < MAX_LOCKERS; w++) {
+			if (!lockers[w].used)
+				continue;
+			if (collect(w) == 0)
+				progress = 1;
+			if (lockers[w].lk.op.state == HL_OP_IDLE &&
+			    !list_empty(&lockers[w].lk.reqs)) {
+				release_all(w);
+				progress = 1;
+			}
+			check_invariants();
+		}
+		/* Waiters holding locks may deadlock: break one. */
+		for (w = 0; !progress && w < MAX_LOCKERS; w++) {
+			if (lockers[w].used &&
+			    lockers[w].lk.op.state == HL_OP_WAITING) {
+				release_all(w);
+				progress = 1;
+			}
+		}
+	} while (progress);
+	reset();
+}
+
+int main(void)
+{
+	unsigned int seed;
+
+	test_sup();
+	test_matrix();
+	test_fifo_x();
+	grant_example(HLOCK_POLICY_BATCH);
+	grant_example(HLOCK_POLICY_FIFO);
+	test_front_and_compat_first();
+	test_conversion();
+	test_downgrade();
+	test_hierarchy();
+	for (seed = 1; seed <= 200; seed++)
+		test_random(seed, 400);
+	printf("core_test: %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}

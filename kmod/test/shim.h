@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The few kernel definitions hlock_core.c uses, for its userspace build.
+ */
+#ifndef _HLOCK_TEST_SHIM_H
+#define _HLOCK_TEST_SHIM_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct list_head {
+	struct list_head *next, *prev;
+};
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#define list_entry(ptr, type, member)	container_of(ptr, type, member)
+#define list_first_entry(ptr, type, member) \
+	list_entry((ptr)->next, type, member)
+#define list_next_entry(pos, member) \
+	list_entry((pos)->member.next, __typeof__(*(pos)), member)
+#define list_for_each_entry(pos, head, member)				\
+	for (pos = list_first_entry(head, __typeof__(*pos), member);	\
+	     &pos->member != (head);					\
+	     pos = list_next_entry(pos, member))
+#define list_for_each_entry_safe(pos, n, head, member)			\
+	for (pos = list_first_entry(head, __typeof__(*pos), member),	\
+	     n = list_next_entry(pos, member);				\
+	     &pos->member != (head);					\
+	     pos = n, n = list_next_entry(n, member))
+
+static inline void INIT_LIST_HEAD(struct list_head *l)
+{
+	l->next = l;
+	l->prev = l;
+}
+
+static inline void list_insert(struct list_head *n, struct list_head *prev,
+			       struct list_head *next)
+{
+	next->prev = n;
+	n->next = next;
+	n->prev = prev;
+	prev->next = n;
+}
+
+static inline void list_add(struct list_head *n, struct list_head *head)
+{
+	list_insert(n, head, head->next);
+}
+
+static inline void list_add_tail(struct list_head *n, struct list_head *head)
+{
+	list_insert(n, head->prev, head);
+}
+
+static inline void list_del(struct list_head *e)
+{
+	e->next->prev = e->prev;
+	e->prev->next = e->next;
+	/* Poison, as the kernel does, so a use after delete crashes. */
+	e->next = NULL;
+	e->prev = NULL;
+}
+
+static inline bool list_empty(const struct list_head *l)
+{
+	return l->next == l;
+}
+
+#endif /* _HLOCK_TEST_SHIM_H */

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * libhlock: each call fills one ioctl argument and converts the result
+ * to 0/value or -errno.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+
+#include "hlock.h"
+
+static const char *const mode_names[HLOCK_NR_MODES] = {
+	[HLOCK_NL] = "NL", [HLOCK_IS] = "IS", [HLOCK_IX] = "IX",
+	[HLOCK_S] = "S", [HLOCK_SIX] = "SIX", [HLOCK_X] = "X",
+};
+
+static int sys_result(int ret)
+{
+	return ret < 0 ? -errno : ret;
+}
+
+static int path_ioctl(int fd, unsigned long cmd, const char *path, int mode,
+		      unsigned int flags, int64_t timeout_ns)
+{
+	struct hlock_lock_args args;
+	size_t len;
+
+	if (!path)
+		return -EFAULT;
+	len = strnlen(path, HLOCK_PATH_MAX + 1);
+	if (len > HLOCK_PATH_MAX)
+		return -ENAMETOOLONG;
+	memset(&args, 0, sizeof(args));
+	args.path = (uint64_t)(uintptr_t)path;
+	args.path_len = (uint32_t)len;
+	args.mode = (uint32_t)mode;
+	args.flags = flags;
+	args.timeout_ns = timeout_ns;
+	return sys_result(ioctl(fd, cmd, &args));
+}
+
+int hlock_open(void)
+{
+	return sys_result(open(HLOCK_DEVICE, O_RDWR | O_CLOEXEC));
+}
+
+int hlock_lock(int fd, const char *path, int mode, unsigned int flags,
+	       int64_t timeout_ns)
+{
+	return path_ioctl(fd, HLOCK_IOC_LOCK, path, mode, flags, timeout_ns);
+}
+
+int hlock_wait(int fd, int64_t timeout_ns)
+{
+	struct hlock_wait_args args;
+
+	memset(&args, 0, sizeof(args));
+	args.timeout_ns = timeout_ns;
+	return sys_result(ioctl(fd, HLOCK_IOC_WAIT, &args));
+}
+
+int hlock_unlock(int fd, const char *path)
+{
+	return path_ioctl(fd, HLOCK_IOC_UNLOCK, path, 0, 0, 0);
+}
+
+int hlock_downgrade(int fd, const char *path, int mode)
+{
+	return path_ioctl(fd, HLOCK_IOC_DOWNGRADE, path, mode, 0, 0);
+}
+
+int hlock_held(int fd, const char *path)
+{
+	return path_ioctl(fd, HLOCK_IOC_HELD, path, 0, 0, 0);
+}
+
+int hlock_info(int fd, struct hlock_info *info)
+{
+	if (!info)
+		return -EFAULT;
+	return sys_result(ioctl(fd, HLOCK_IOC_GET_INFO, info));
+}
+
+const char *hlock_mode_name(int mode)
+{
+	if (mode < 0 || mode >= HLOCK_NR_MODES)
+		return "?";
+	return mode_names[mode];
+}
+
+int hlock_mode_parse(const char *name)
+{
+	int mode;
+
+	if (!name)
+		return -EINVAL;
+	for (mode = HLOCK_IS; mode < HLOCK_NR_MODES; mode++)
+		if (!strcasecmp(name, mode_names[mode]))
+			return mode;
+	return -EINVAL;
+}
