@@ -9,6 +9,7 @@
 #   make unit         the grant logic's userspace unit tests (ASan, UBSan)
 #   make check        everything above on 6.1 and 6.12, in VMs
 #   make demo         processes sharing hierarchical locks, in a VM
+#   make checkpatch   checkpatch.pl on kmod/ and uapi/
 
 KDIR	?= /lib/modules/$(shell uname -r)/build
 TOP	:= $(CURDIR)
@@ -23,7 +24,7 @@ LIB_SRCS := lib/hlock.c
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIB_SOVER := 1
 
-.PHONY: all module lib ko selftests unit check demo deps clean checkpatch
+.PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools
 
 all: module lib
 
@@ -56,6 +57,14 @@ ko:
 
 deps:
 	scripts/install-deps
+
+# Static, so that they run in the VM's initramfs as they are.
+TOOLS := $(BUILD)/tools/hlock-demo
+tools: $(TOOLS)
+
+$(BUILD)/tools/%: tools/%.c $(LIB_SRCS) lib/hlock.h uapi/linux/hlock.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WFLAGS) -static -Ilib -Iuapi -o $@ $< $(LIB_SRCS)
 
 selftests: deps lib
 	$(MAKE) -C selftests OUTPUT=$(BUILD)/selftests TOP=$(TOP)

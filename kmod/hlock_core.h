@@ -22,6 +22,7 @@
 #define _HLOCK_CORE_H
 
 #ifdef __KERNEL__
+#include <linux/errno.h>
 #include <linux/list.h>
 #include <linux/types.h>
 #else
