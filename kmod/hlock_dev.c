@@ -480,8 +480,12 @@ static bool hl_mode_valid(unsigned int mode)
 	return mode >= HLOCK_IS && mode <= HLOCK_X;
 }
 
-/* Copy and check the arguments of a path ioctl; then do it. */
-static long hl_ioctl_path(struct hl_file *f, unsigned int cmd,
+/*
+ * Copy and check the arguments of a path ioctl; then do it.  @cmd is the
+ * command as this module defines it, @usize the size the caller's command
+ * encodes.
+ */
+static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 			  void __user *uarg)
 {
 	struct hlock_lock_args args;
@@ -489,7 +493,7 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd,
 	char *buf = NULL;
 	long ret;
 
-	ret = copy_struct_from_user(&args, sizeof(args), uarg, _IOC_SIZE(cmd));
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
 	if (ret)
 		return ret;
 	if (args.__pad || args.reserved[0] || args.reserved[1])
@@ -527,13 +531,12 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd,
 	return ret;
 }
 
-static long hl_ioctl_wait(struct hl_file *f, unsigned int cmd,
-			  void __user *uarg)
+static long hl_ioctl_wait(struct hl_file *f, size_t usize, void __user *uarg)
 {
 	struct hlock_wait_args args;
 	long ret;
 
-	ret = copy_struct_from_user(&args, sizeof(args), uarg, _IOC_SIZE(cmd));
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
 	if (ret)
 		return ret;
 	if (args.flags || args.__pad || args.reserved[0] || args.reserved[1])
@@ -568,21 +571,22 @@ static bool hl_cmd_is(unsigned int cmd, unsigned int want, size_t min)
 
 static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
+	static const unsigned int path_cmds[] = {
+		HLOCK_IOC_LOCK, HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE,
+		HLOCK_IOC_HELD,
+	};
 	struct hl_file *f = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	size_t usize = _IOC_SIZE(cmd);
+	unsigned int i;
 
 	if (_IOC_TYPE(cmd) != HLOCK_IOC_MAGIC)
 		return -ENOTTY;
-	if (hl_cmd_is(cmd, HLOCK_IOC_LOCK, sizeof(struct hlock_lock_args)))
-		return hl_ioctl_path(f, HLOCK_IOC_LOCK, uarg);
-	if (hl_cmd_is(cmd, HLOCK_IOC_UNLOCK, sizeof(struct hlock_lock_args)))
-		return hl_ioctl_path(f, HLOCK_IOC_UNLOCK, uarg);
-	if (hl_cmd_is(cmd, HLOCK_IOC_DOWNGRADE, sizeof(struct hlock_lock_args)))
-		return hl_ioctl_path(f, HLOCK_IOC_DOWNGRADE, uarg);
-	if (hl_cmd_is(cmd, HLOCK_IOC_HELD, sizeof(struct hlock_lock_args)))
-		return hl_ioctl_path(f, HLOCK_IOC_HELD, uarg);
+	for (i = 0; i < ARRAY_SIZE(path_cmds); i++)
+		if (hl_cmd_is(cmd, path_cmds[i], sizeof(struct hlock_lock_args)))
+			return hl_ioctl_path(f, path_cmds[i], usize, uarg);
 	if (hl_cmd_is(cmd, HLOCK_IOC_WAIT, sizeof(struct hlock_wait_args)))
-		return hl_ioctl_wait(f, cmd, uarg);
+		return hl_ioctl_wait(f, usize, uarg);
 	if (cmd == HLOCK_IOC_GET_INFO)
 		return hl_ioctl_info(uarg);
 	return -ENOTTY;

@@ -122,19 +122,33 @@ struct hlock_info {
  */
 #define HLOCK_IOC_LOCK		_IOW(HLOCK_IOC_MAGIC, 1, struct hlock_lock_args)
 /*
- * HLOCK_IOC_UNLOCK: release one acquisition made on a path, or cancel the
- * pending request on it.  Returns how many acquisitions made on the path
- * remain, or -1 with errno ENOENT when neither held nor pending.
+ * HLOCK_IOC_UNLOCK: release one acquisition made on a path and the
+ * intents it took, or cancel the request queued (HLOCK_F_ASYNC) on it,
+ * also once granted but not yet collected: the locker is then as before
+ * that lock call.  Returns how many acquisitions made on the path remain,
+ * or -1 with errno ENOENT when neither held nor pending, EBUSY when the
+ * path is an ancestor of the request in flight.
+ *
+ * The mode held never weakens on unlock: while a descendant still holds
+ * an intent here, the request stays in its mode (as MongoDB keeps it)
+ * until the descendant is unlocked or HLOCK_IOC_DOWNGRADE lowers it.
  */
 #define HLOCK_IOC_UNLOCK	_IOW(HLOCK_IOC_MAGIC, 2, struct hlock_lock_args)
-/* HLOCK_IOC_DOWNGRADE: lower the mode held on a path.  Returns 0. */
+/*
+ * HLOCK_IOC_DOWNGRADE: lower the mode held on a path, also one held only
+ * as an intent for descendants, to a mode the held one covers and that
+ * covers the intent the locker's descendants need.  Returns 0, or -1 with
+ * errno EINVAL, ENOENT (nothing held), EBUSY (on the path of the request
+ * in flight).
+ */
 #define HLOCK_IOC_DOWNGRADE	_IOW(HLOCK_IOC_MAGIC, 3, struct hlock_lock_args)
 /* HLOCK_IOC_HELD: returns the mode this locker holds on a path. */
 #define HLOCK_IOC_HELD		_IOW(HLOCK_IOC_MAGIC, 4, struct hlock_lock_args)
 /*
- * HLOCK_IOC_WAIT: wait for the pending request and collect its grant.
- * Returns 0, or -1 with errno EAGAIN, ETIMEDOUT, EINTR, ENOENT (no request
- * is pending).
+ * HLOCK_IOC_WAIT: wait for the request queued with HLOCK_F_ASYNC and
+ * collect its grant.  Returns 0, or -1 with errno EAGAIN, ETIMEDOUT, EINTR
+ * (the request stays queued), ENOENT (no request is pending), EBUSY (the
+ * slot belongs to another thread's blocking HLOCK_IOC_LOCK).
  */
 #define HLOCK_IOC_WAIT		_IOW(HLOCK_IOC_MAGIC, 5, struct hlock_wait_args)
 /* HLOCK_IOC_GET_INFO: fill struct hlock_info. */

@@ -1,0 +1,1982 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock selftests: the semantics of /dev/hlock, one rule at a time.
+ *
+ * Each open file description of /dev/hlock is one locker, so a single
+ * process opens several lockers and uses HLOCK_F_ASYNC to queue requests
+ * in a known order; hlock_wait(fd, 0) then tells who was granted.
+ *
+ * Conventions:
+ *  - ASSERT_GRANTED(fd) collects a grant with hlock_wait(fd, SETTLE_NS):
+ *    it returns at once when the grant already happened, and does not
+ *    fail spuriously if the module finishes a grant down a path a little
+ *    after the releasing call returned.  ASSERT_WAITING(fd) checks
+ *    hlock_wait(fd, 0) == -EAGAIN.  Positive checks come before negative
+ *    ones.
+ *  - Every test uses resource names of its own below the root, except
+ *    the tests about the root "" itself; tests run one after the other,
+ *    each in its own process, so whatever one test leaves is released
+ *    when its process exits.
+ *  - "rule:" comments quote the rule of the specification a check relies
+ *    on, where the expectation is not obvious.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "hlock.h"
+
+/*
+ * The harness's own macros trip -Wextra: TEST() wrappers ignore their
+ * variant argument, its SIGALRM handler its ucontext, and the TEST_F()
+ * wrapper keeps a local across setjmp().  Silence just those two.
+ */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wclobbered"
+#include "kselftest_harness.h"
+
+#define MS		1000000LL
+#define SEC		(1000 * MS)
+/* The longest a grant we expect to have happened may take to show. */
+#define SETTLE_NS	(5 * SEC)
+/* Per test; the VM is slow TCG emulation. */
+#define TEST_TMO	60
+#define NLOCKERS	10
+
+#define SYSFS_POLICY	"/sys/module/hlock/parameters/grant_policy"
+
+#define IS	HLOCK_IS
+#define IX	HLOCK_IX
+#define S	HLOCK_S
+#define SIX	HLOCK_SIX
+#define X	HLOCK_X
+#define NL	HLOCK_NL
+#define ASYNC	HLOCK_F_ASYNC
+#define FRONT	HLOCK_F_FRONT
+#define CF	HLOCK_F_COMPAT_FIRST
+
+/* ------------------------------------------------------------------ */
+/* Helpers */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+/* 1 if POLLIN shows within @ms, 0 if not, -errno on error. */
+static int pollin(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int ret = poll(&p, 1, ms);
+
+	if (ret < 0)
+		return -errno;
+	return ret > 0 && (p.revents & POLLIN);
+}
+
+static int raw_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret = ioctl(fd, cmd, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static void args_init(struct hlock_lock_args *a, const char *path,
+		      unsigned int mode, unsigned int flags, int64_t timeout)
+{
+	memset(a, 0, sizeof(*a));
+	a->path = (uint64_t)(uintptr_t)path;
+	a->path_len = (uint32_t)strlen(path);
+	a->mode = mode;
+	a->flags = flags;
+	a->timeout_ns = timeout;
+}
+
+static bool have_device(void)
+{
+	return access(HLOCK_DEVICE, F_OK) == 0;
+}
+
+/* Close every inherited descriptor but @keep in a helper child. */
+static void close_inherited(int keep)
+{
+	int fd;
+
+	for (fd = 3; fd < 1024; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
+static volatile sig_atomic_t usr1_count;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_count++;
+}
+
+/* SIGUSR1 interrupts blocking calls: no SA_RESTART. */
+static int install_usr1(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;
+	return sigaction(SIGUSR1, &sa, NULL);
+}
+
+/*
+ * Fork a child that sends SIGUSR1 to us every @every_ms, the first time
+ * after @every_ms, until stop_child().  Repeating makes the test immune
+ * to a signal landing before the blocking call started.
+ */
+static pid_t start_nagger(int every_ms)
+{
+	pid_t target = getpid();
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close_inherited(-1);
+	for (;;) {
+		usleep(every_ms * 1000);
+		if (getppid() != target || kill(target, SIGUSR1))
+			_exit(0);
+	}
+}
+
+static void stop_child(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+static int write_policy(const char *name)
+{
+	int fd = open(SYSFS_POLICY, O_WRONLY | O_CLOEXEC);
+	ssize_t len = (ssize_t)strlen(name);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, name, len) != len)
+		ret = errno ? -errno : -EIO;
+	close(fd);
+	return ret;
+}
+
+/* Read the policy name, without the trailing newline. */
+static int read_policy(char *buf, size_t size)
+{
+	int fd = open(SYSFS_POLICY, O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len < 0)
+		return -errno;
+	buf[len] = '\0';
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		buf[--len] = '\0';
+	return 0;
+}
+
+static const char *mname(int mode)
+{
+	return mode < 0 ? "error" : hlock_mode_name(mode);
+}
+
+/* The request of locker @fd has been granted: collect it. */
+#define ASSERT_GRANTED(fd) \
+	ASSERT_EQ(0, hlock_wait(fd, SETTLE_NS)) \
+		TH_LOG("locker %s should have been granted", #fd)
+
+/* The request of locker @fd is still waiting. */
+#define ASSERT_WAITING(fd) \
+	ASSERT_EQ(-EAGAIN, hlock_wait(fd, 0)) \
+		TH_LOG("locker %s should still be waiting", #fd)
+
+/* An async request that must queue. */
+#define ASSERT_QUEUED(fd, path, mode, flags) \
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd, path, mode, (flags) | ASYNC, 0)) \
+		TH_LOG("%s: %s on \"%s\" should queue", #fd, mname(mode), path)
+
+#define ASSERT_HELD(fd, path, mode) \
+	ASSERT_EQ(mode, hlock_held(fd, path)) \
+		TH_LOG("%s holds %s on \"%s\", expected %s", #fd, \
+		       mname(hlock_held(fd, path)), path, mname(mode))
+
+#define ASSERT_TRY(fd, path, mode, expect) \
+	ASSERT_EQ(expect, hlock_lock(fd, path, mode, 0, 0)) \
+		TH_LOG("%s: try %s on \"%s\"", #fd, mname(mode), path)
+
+#define ASSERT_UNLOCK(fd, path, remain) \
+	ASSERT_EQ(remain, hlock_unlock(fd, path)) \
+		TH_LOG("%s: unlock \"%s\"", #fd, path)
+
+/* The generic fixture: NLOCKERS lockers. */
+FIXTURE(hl) {
+	int fd[NLOCKERS];
+};
+
+FIXTURE_SETUP(hl)
+{
+	int i;
+
+	for (i = 0; i < NLOCKERS; i++)
+		self->fd[i] = -1;
+	if (!have_device())
+		SKIP(return, HLOCK_DEVICE " is absent (module not loaded)");
+	for (i = 0; i < NLOCKERS; i++) {
+		self->fd[i] = hlock_open();
+		ASSERT_LE(0, self->fd[i]) TH_LOG("hlock_open: %s",
+						 strerror(-self->fd[i]));
+	}
+}
+
+FIXTURE_TEARDOWN(hl)
+{
+	int i;
+
+	for (i = 0; i < NLOCKERS; i++)
+		if (self->fd[i] >= 0)
+			close(self->fd[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Things that need no device */
+
+TEST(mode_names)
+{
+	EXPECT_EQ(0, HLOCK_NL);
+	EXPECT_EQ(1, HLOCK_IS);
+	EXPECT_EQ(2, HLOCK_IX);
+	EXPECT_EQ(3, HLOCK_S);
+	EXPECT_EQ(4, HLOCK_SIX);
+	EXPECT_EQ(5, HLOCK_X);
+	EXPECT_EQ(6, HLOCK_NR_MODES);
+	EXPECT_STREQ("NL", hlock_mode_name(HLOCK_NL));
+	EXPECT_STREQ("IS", hlock_mode_name(HLOCK_IS));
+	EXPECT_STREQ("IX", hlock_mode_name(HLOCK_IX));
+	EXPECT_STREQ("S", hlock_mode_name(HLOCK_S));
+	EXPECT_STREQ("SIX", hlock_mode_name(HLOCK_SIX));
+	EXPECT_STREQ("X", hlock_mode_name(HLOCK_X));
+	EXPECT_STREQ("?", hlock_mode_name(-1));
+	EXPECT_STREQ("?", hlock_mode_name(6));
+	EXPECT_STREQ("?", hlock_mode_name(INT_MAX));
+
+	/* lib/hlock.c: parsing is case-insensitive and knows IS..X. */
+	EXPECT_EQ(HLOCK_IS, hlock_mode_parse("IS"));
+	EXPECT_EQ(HLOCK_IX, hlock_mode_parse("ix"));
+	EXPECT_EQ(HLOCK_S, hlock_mode_parse("S"));
+	EXPECT_EQ(HLOCK_SIX, hlock_mode_parse("six"));
+	EXPECT_EQ(HLOCK_X, hlock_mode_parse("X"));
+	EXPECT_EQ(-EINVAL, hlock_mode_parse("NL"));
+	EXPECT_EQ(-EINVAL, hlock_mode_parse(""));
+	EXPECT_EQ(-EINVAL, hlock_mode_parse("SIXX"));
+	EXPECT_EQ(-EINVAL, hlock_mode_parse(NULL));
+
+	/* HLOCK_PATH_MAX: 8 names of 255 bytes and 7 slashes. */
+	EXPECT_EQ(2047, HLOCK_PATH_MAX);
+}
+
+TEST(device_node)
+{
+	struct stat st;
+
+	if (!have_device())
+		SKIP(return, HLOCK_DEVICE " is absent (module not loaded)");
+	ASSERT_EQ(0, stat(HLOCK_DEVICE, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(0660, (int)(st.st_mode & 0777))
+		TH_LOG("mode is %04o", (unsigned int)(st.st_mode & 07777));
+}
+
+/* ------------------------------------------------------------------ */
+/* GET_INFO */
+
+TEST_F_TIMEOUT(hl, info, TEST_TMO)
+{
+	struct hlock_info info;
+	char policy[64];
+	int i;
+
+	memset(&info, 0xa5, sizeof(info));
+	ASSERT_EQ(0, hlock_info(self->fd[0], &info));
+	EXPECT_EQ(HLOCK_ABI_VERSION, (int)info.abi_version);
+	EXPECT_EQ(8, (int)info.max_depth);
+	EXPECT_EQ(HLOCK_MAX_DEPTH, (int)info.max_depth);
+	EXPECT_EQ(255, (int)info.name_max);
+	EXPECT_EQ(HLOCK_PATH_MAX, (int)info.path_max);
+	EXPECT_EQ(HLOCK_F_ALL, info.flags);
+	/* rule: the default policy is batch; the fifo tests restore it. */
+	EXPECT_EQ(HLOCK_POLICY_BATCH, (int)info.grant_policy);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0ULL, (unsigned long long)info.reserved[i]);
+
+	EXPECT_EQ(-EFAULT, raw_ioctl(self->fd[0], HLOCK_IOC_GET_INFO, NULL));
+	EXPECT_EQ(-EFAULT, raw_ioctl(self->fd[0], HLOCK_IOC_GET_INFO,
+				     (void *)1));
+
+	if (access(SYSFS_POLICY, R_OK) == 0) {
+		ASSERT_EQ(0, read_policy(policy, sizeof(policy)));
+		EXPECT_STREQ("batch", policy);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* 1. The compatibility matrix: every ordered pair of lockable modes */
+
+FIXTURE(compat) {
+	int a, b;
+	char path[64];
+};
+
+FIXTURE_VARIANT(compat) {
+	int held;
+	int req;
+	bool compatible;
+};
+
+/*
+ * rule: IS with IS, IX, S, SIX; IX with IS, IX; S with IS, S; SIX with
+ * IS; X with nothing.
+ */
+#define COMPAT(h, r, c) \
+	FIXTURE_VARIANT_ADD(compat, h##_##r) { \
+		.held = HLOCK_##h, .req = HLOCK_##r, .compatible = c, \
+	}
+
+COMPAT(IS, IS, true);
+COMPAT(IS, IX, true);
+COMPAT(IS, S, true);
+COMPAT(IS, SIX, true);
+COMPAT(IS, X, false);
+COMPAT(IX, IS, true);
+COMPAT(IX, IX, true);
+COMPAT(IX, S, false);
+COMPAT(IX, SIX, false);
+COMPAT(IX, X, false);
+COMPAT(S, IS, true);
+COMPAT(S, IX, false);
+COMPAT(S, S, true);
+COMPAT(S, SIX, false);
+COMPAT(S, X, false);
+COMPAT(SIX, IS, true);
+COMPAT(SIX, IX, false);
+COMPAT(SIX, S, false);
+COMPAT(SIX, SIX, false);
+COMPAT(SIX, X, false);
+COMPAT(X, IS, false);
+COMPAT(X, IX, false);
+COMPAT(X, S, false);
+COMPAT(X, SIX, false);
+COMPAT(X, X, false);
+
+FIXTURE_SETUP(compat)
+{
+	self->a = self->b = -1;
+	if (!have_device())
+		SKIP(return, HLOCK_DEVICE " is absent (module not loaded)");
+	snprintf(self->path, sizeof(self->path), "compat/%s_%s",
+		 hlock_mode_name(variant->held), hlock_mode_name(variant->req));
+	self->a = hlock_open();
+	ASSERT_LE(0, self->a);
+	self->b = hlock_open();
+	ASSERT_LE(0, self->b);
+}
+
+FIXTURE_TEARDOWN(compat)
+{
+	if (self->a >= 0)
+		close(self->a);
+	if (self->b >= 0)
+		close(self->b);
+}
+
+TEST_F_TIMEOUT(compat, try, TEST_TMO)
+{
+	const char *p = self->path;
+	int ret;
+
+	ASSERT_EQ(0, hlock_lock(self->a, p, variant->held, 0, 0));
+	ASSERT_EQ(variant->held, hlock_held(self->a, p));
+
+	ret = hlock_lock(self->b, p, variant->req, 0, 0);
+	if (variant->compatible) {
+		ASSERT_EQ(0, ret) TH_LOG("%s held, try %s", mname(variant->held),
+					 mname(variant->req));
+		ASSERT_EQ(variant->req, hlock_held(self->b, p));
+		ASSERT_EQ(0, hlock_unlock(self->b, p));
+	} else {
+		ASSERT_EQ(-EAGAIN, ret) TH_LOG("%s held, try %s",
+					       mname(variant->held),
+					       mname(variant->req));
+		/* rule: a failed lock leaves the locker as it was. */
+		ASSERT_EQ(NL, hlock_held(self->b, p));
+		ASSERT_EQ(NL, hlock_held(self->b, "compat"));
+		ASSERT_EQ(NL, hlock_held(self->b, ""));
+		ASSERT_EQ(-ENOENT, hlock_wait(self->b, 0));
+	}
+	ASSERT_EQ(0, hlock_unlock(self->a, p));
+	ASSERT_EQ(NL, hlock_held(self->a, p));
+	/* Now free: B's request is granted whatever it is. */
+	ASSERT_EQ(0, hlock_lock(self->b, p, variant->req, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(self->b, p));
+}
+
+/* ------------------------------------------------------------------ */
+/* 2. FIFO order of X waiters */
+
+TEST_F_TIMEOUT(hl, fifo_six_x_waiters, TEST_TMO)
+{
+	const char *p = "fifo6/r";
+	int h = self->fd[0];
+	int *w = &self->fd[1];
+	int i, j;
+
+	ASSERT_EQ(0, hlock_lock(h, p, X, 0, 0));
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(-EINPROGRESS, hlock_lock(w[i], p, X, ASYNC, 0))
+			TH_LOG("waiter %d", i + 1);
+	}
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(-EAGAIN, hlock_wait(w[i], 0)) TH_LOG("waiter %d", i + 1);
+	}
+	ASSERT_UNLOCK(h, p, 0);
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(0, hlock_wait(w[i], SETTLE_NS))
+			TH_LOG("waiter %d should be granted now", i + 1);
+		for (j = i + 1; j < 6; j++) {
+			ASSERT_EQ(-EAGAIN, hlock_wait(w[j], 0))
+				TH_LOG("waiter %d granted along with waiter %d",
+				       j + 1, i + 1);
+		}
+		ASSERT_EQ(X, hlock_held(w[i], p));
+		ASSERT_EQ(0, hlock_unlock(w[i], p));
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. The batch policy */
+
+static const int queue_modes[6] = { IS, IS, X, X, S, IS };
+
+TEST_F_TIMEOUT(hl, batch_grant, TEST_TMO)
+{
+	const char *p = "batch/r";
+	struct hlock_info info;
+	int h = self->fd[0];
+	int *q = &self->fd[1];	/* q[0..5]: IS IS X X S IS */
+	int late = self->fd[7], probe = self->fd[8];
+	int i;
+
+	ASSERT_EQ(0, hlock_info(h, &info));
+	ASSERT_EQ(HLOCK_POLICY_BATCH, (int)info.grant_policy)
+		TH_LOG("grant_policy is not batch (did a fifo test not restore it?)");
+
+	ASSERT_EQ(0, hlock_lock(h, p, X, 0, 0));
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(-EINPROGRESS, hlock_lock(q[i], p, queue_modes[i],
+						   ASYNC, 0))
+			TH_LOG("queue entry %d", i + 1);
+	}
+	ASSERT_UNLOCK(h, p, 0);
+
+	/* rule: batch grants the head and every later compatible one. */
+	ASSERT_GRANTED(q[0]);
+	ASSERT_GRANTED(q[1]);
+	ASSERT_GRANTED(q[4]);
+	ASSERT_GRANTED(q[5]);
+	ASSERT_WAITING(q[2]);
+	ASSERT_WAITING(q[3]);
+	ASSERT_HELD(q[0], p, IS);
+	ASSERT_HELD(q[4], p, S);
+
+	/*
+	 * rule: a new request waits if it conflicts with a waiting mode
+	 * (the X's) while no granted request carries compatible-first.
+	 */
+	ASSERT_QUEUED(late, p, S, 0);
+	ASSERT_TRY(probe, p, IS, -EAGAIN);
+
+	ASSERT_UNLOCK(q[0], p, 0);
+	ASSERT_WAITING(q[2]);
+	ASSERT_UNLOCK(q[1], p, 0);
+	ASSERT_WAITING(q[2]);
+	ASSERT_UNLOCK(q[4], p, 0);
+	ASSERT_WAITING(q[2]);
+	ASSERT_UNLOCK(q[5], p, 0);
+
+	/* The first X only; the late S queued behind both X's. */
+	ASSERT_GRANTED(q[2]);
+	ASSERT_WAITING(q[3]);
+	ASSERT_WAITING(late);
+
+	ASSERT_UNLOCK(q[2], p, 0);
+	ASSERT_GRANTED(q[3]);
+	ASSERT_WAITING(late);
+
+	ASSERT_UNLOCK(q[3], p, 0);
+	ASSERT_GRANTED(late);
+	ASSERT_HELD(late, p, S);
+}
+
+/* ------------------------------------------------------------------ */
+/* 5. Enqueue at front */
+
+TEST_F_TIMEOUT(hl, front, TEST_TMO)
+{
+	const char *p = "front/r";
+	int h = self->fd[0], a = self->fd[1], b = self->fd[2];
+	int c = self->fd[3];
+
+	ASSERT_EQ(0, hlock_lock(h, p, X, 0, 0));
+	ASSERT_QUEUED(a, p, S, 0);
+	ASSERT_QUEUED(b, p, S, 0);
+	ASSERT_QUEUED(c, p, X, FRONT);
+	ASSERT_UNLOCK(h, p, 0);
+
+	ASSERT_GRANTED(c);
+	ASSERT_WAITING(a);
+	ASSERT_WAITING(b);
+	ASSERT_HELD(c, p, X);
+
+	ASSERT_UNLOCK(c, p, 0);
+	ASSERT_GRANTED(a);
+	ASSERT_GRANTED(b);
+}
+
+/*
+ * rule: flags apply to the requested resource, not to the intents on
+ * ancestors.  A's IX intent on "fi" queues at the back of "fi"'s queue.
+ */
+TEST_F_TIMEOUT(hl, front_not_on_intents, TEST_TMO)
+{
+	int h = self->fd[0], a = self->fd[1], b = self->fd[2];
+	int c = self->fd[3];
+
+	ASSERT_EQ(0, hlock_lock(h, "fi", X, 0, 0));
+	ASSERT_QUEUED(b, "fi", S, 0);
+	ASSERT_QUEUED(c, "fi", X, 0);
+	ASSERT_QUEUED(a, "fi/r", X, FRONT);
+	/* queue of "fi": S(b) X(c) IX(a) */
+	ASSERT_UNLOCK(h, "fi", 0);
+
+	ASSERT_GRANTED(b);
+	ASSERT_WAITING(c);
+	ASSERT_WAITING(a);
+
+	ASSERT_UNLOCK(b, "fi", 0);
+	ASSERT_GRANTED(c);
+	ASSERT_WAITING(a);
+
+	ASSERT_UNLOCK(c, "fi", 0);
+	ASSERT_GRANTED(a);
+	ASSERT_HELD(a, "fi/r", X);
+	ASSERT_HELD(a, "fi", IX);
+}
+
+/* rule: S, SIX and X on the root "" get FRONT automatically. */
+TEST_F_TIMEOUT(hl, root_s_front, TEST_TMO)
+{
+	int h = self->fd[0], b = self->fd[1], c = self->fd[2];
+
+	ASSERT_EQ(0, hlock_lock(h, "", X, 0, 0));
+	ASSERT_QUEUED(b, "rf/r", X, 0);		/* IX at the root */
+	ASSERT_QUEUED(c, "", S, 0);		/* front: S(c) IX(b) */
+	ASSERT_UNLOCK(h, "", 0);
+
+	ASSERT_GRANTED(c);
+	ASSERT_WAITING(b);
+
+	ASSERT_UNLOCK(c, "", 0);
+	ASSERT_GRANTED(b);
+	ASSERT_HELD(b, "rf/r", X);
+	ASSERT_HELD(b, "rf", IX);
+	ASSERT_HELD(b, "", IX);
+}
+
+/* ------------------------------------------------------------------ */
+/* 6. Compatible-first */
+
+TEST_F_TIMEOUT(hl, compat_first_bypass, TEST_TMO)
+{
+	const char *p = "cf/r";
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+	int d = self->fd[3], e = self->fd[4];
+
+	ASSERT_EQ(0, hlock_lock(a, p, S, CF, 0));
+	ASSERT_QUEUED(b, p, X, 0);
+	/* rule: while a CF request is granted, compatible ones get in. */
+	ASSERT_TRY(c, p, S, 0);
+	ASSERT_TRY(e, p, IS, 0);
+	ASSERT_WAITING(b);
+
+	/* rule: after the CF request is released, back to FIFO. */
+	ASSERT_UNLOCK(a, p, 0);
+	ASSERT_WAITING(b);
+	ASSERT_TRY(d, p, S, -EAGAIN);
+	ASSERT_TRY(d, p, IS, -EAGAIN);
+
+	ASSERT_UNLOCK(c, p, 0);
+	ASSERT_WAITING(b);
+	ASSERT_UNLOCK(e, p, 0);
+	ASSERT_GRANTED(b);
+}
+
+/* rule: COMPAT_FIRST has no effect while the request is only waiting. */
+TEST_F_TIMEOUT(hl, compat_first_waiting, TEST_TMO)
+{
+	const char *p = "cfw/r";
+	int h = self->fd[0], a = self->fd[1], b = self->fd[2];
+	int c = self->fd[3];
+
+	ASSERT_EQ(0, hlock_lock(h, p, IX, 0, 0));
+	ASSERT_QUEUED(a, p, S, CF);
+	ASSERT_QUEUED(b, p, X, 0);
+	/* IS is compatible with granted IX and waiting S, not waiting X. */
+	ASSERT_TRY(c, p, IS, -EAGAIN);
+
+	ASSERT_UNLOCK(h, p, 0);
+	ASSERT_GRANTED(a);
+	ASSERT_WAITING(b);
+	/* Now A's CF request is granted: compatible requests get in. */
+	ASSERT_TRY(c, p, IS, 0);
+	ASSERT_WAITING(b);
+}
+
+/* rule: flags apply to the requested resource, not to the intents. */
+TEST_F_TIMEOUT(hl, compat_first_not_on_intents, TEST_TMO)
+{
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+
+	ASSERT_EQ(0, hlock_lock(a, "cfi/r", S, CF, 0));
+	ASSERT_QUEUED(b, "cfi", X, 0);
+	/* C's IS on "cfi" conflicts with the waiting X; A's IS there is no CF */
+	ASSERT_TRY(c, "cfi/q", IS, -EAGAIN);
+	ASSERT_HELD(c, "cfi", NL);
+	ASSERT_HELD(c, "", NL);
+
+	ASSERT_UNLOCK(a, "cfi/r", 0);
+	ASSERT_GRANTED(b);
+}
+
+/* rule: S, SIX and X on the root "" get COMPAT_FIRST automatically. */
+TEST_F_TIMEOUT(hl, root_s_compat_first, TEST_TMO)
+{
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+	int d = self->fd[3];
+
+	ASSERT_EQ(0, hlock_lock(a, "", S, 0, 0));
+	ASSERT_QUEUED(b, "", X, 0);
+	ASSERT_TRY(c, "", S, 0);
+	ASSERT_TRY(d, "rcf/x", IS, 0);
+	ASSERT_WAITING(b);
+
+	ASSERT_UNLOCK(a, "", 0);
+	ASSERT_UNLOCK(c, "", 0);
+	ASSERT_WAITING(b);
+	ASSERT_UNLOCK(d, "rcf/x", 0);
+	ASSERT_GRANTED(b);
+	ASSERT_HELD(b, "", X);
+}
+
+TEST_F_TIMEOUT(hl, root_six_compat_first, TEST_TMO)
+{
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+	int d = self->fd[3];
+
+	ASSERT_EQ(0, hlock_lock(a, "", SIX, 0, 0));
+	ASSERT_QUEUED(b, "", X, 0);
+	ASSERT_TRY(c, "rcf/y", IS, 0);		/* IS at the root */
+	ASSERT_TRY(d, "", S, -EAGAIN);		/* S conflicts with SIX */
+	ASSERT_WAITING(b);
+
+	ASSERT_UNLOCK(a, "", 0);
+	ASSERT_WAITING(b);
+	ASSERT_UNLOCK(c, "rcf/y", 0);
+	ASSERT_GRANTED(b);
+}
+
+/* ------------------------------------------------------------------ */
+/* 7. Conversions */
+
+/* rule: a conversion compatible with the other holders wins over the queue. */
+TEST_F_TIMEOUT(hl, conversion_wins_over_queue, TEST_TMO)
+{
+	const char *p = "cv1/r";
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+
+	ASSERT_EQ(0, hlock_lock(a, p, IS, 0, 0));
+	ASSERT_EQ(0, hlock_lock(b, p, IS, 0, 0));
+	ASSERT_QUEUED(c, p, X, 0);
+	ASSERT_TRY(a, p, IX, 0);
+	ASSERT_HELD(a, p, IX);
+	ASSERT_HELD(a, "cv1", IX);
+	ASSERT_HELD(a, "", IX);
+	ASSERT_WAITING(c);
+
+	/* rule: a partial unlock never weakens the mode. */
+	ASSERT_UNLOCK(a, p, 1);
+	ASSERT_HELD(a, p, IX);
+	ASSERT_UNLOCK(a, p, 0);
+	ASSERT_HELD(a, p, NL);
+	ASSERT_WAITING(c);
+	ASSERT_UNLOCK(b, p, 0);
+	ASSERT_GRANTED(c);
+}
+
+/* rule: on cancel or timeout a conversion falls back to H, still held. */
+TEST_F_TIMEOUT(hl, conversion_cancel_and_timeout, TEST_TMO)
+{
+	const char *p = "cv2/r";
+	int a = self->fd[0], b = self->fd[1], d = self->fd[2];
+	int64_t t0, dt;
+
+	ASSERT_EQ(0, hlock_lock(a, p, S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(b, p, S, 0, 0));
+
+	ASSERT_QUEUED(a, p, X, 0);
+	/* rule: a pending conversion reports the old mode. */
+	ASSERT_HELD(a, p, S);
+	/*
+	 * rule: unlock cancels it and returns the acquisitions left; the
+	 * intent it converted on the ancestors (IS -> IX) is undone too, as
+	 * for any withdrawn request ("intents it took or converted on
+	 * ancestors are undone").
+	 */
+	ASSERT_UNLOCK(a, p, 1);
+	ASSERT_HELD(a, p, S);
+	ASSERT_HELD(a, "cv2", IS);
+	ASSERT_HELD(a, "", IS);
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	/* The root intent went back to IS: a root S gets in. */
+	ASSERT_TRY(d, "", S, 0);
+	ASSERT_UNLOCK(d, "", 0);
+
+	t0 = now_ns();
+	ASSERT_EQ(-ETIMEDOUT, hlock_lock(a, p, X, 0, 50 * MS));
+	dt = now_ns() - t0;
+	EXPECT_LE(45 * MS, dt) TH_LOG("timed out after %lld ns", (long long)dt);
+	ASSERT_HELD(a, p, S);
+	ASSERT_HELD(a, "cv2", IS);
+	ASSERT_HELD(a, "", IS);
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	ASSERT_TRY(d, "", S, 0);
+	ASSERT_UNLOCK(d, "", 0);
+
+	ASSERT_UNLOCK(a, p, 0);
+	ASSERT_HELD(a, p, NL);
+	ASSERT_UNLOCK(b, p, 0);
+}
+
+/* rule: sup(S, IX) = SIX. */
+TEST_F_TIMEOUT(hl, conversion_s_ix_six, TEST_TMO)
+{
+	const char *p = "cv3/r";
+	int a = self->fd[0], b = self->fd[1];
+
+	ASSERT_EQ(0, hlock_lock(a, p, S, 0, 0));
+	ASSERT_TRY(a, p, IX, 0);
+	ASSERT_HELD(a, p, SIX);
+	ASSERT_HELD(a, "cv3", IX);
+	ASSERT_HELD(a, "", IX);
+
+	ASSERT_TRY(b, p, IX, -EAGAIN);
+	ASSERT_TRY(b, p, S, -EAGAIN);
+	ASSERT_TRY(b, p, IS, 0);
+	/* B's conversion IS -> S conflicts with SIX; B keeps IS. */
+	ASSERT_TRY(b, p, S, -EAGAIN);
+	ASSERT_HELD(b, p, IS);
+
+	ASSERT_UNLOCK(a, p, 1);
+	ASSERT_HELD(a, p, SIX);
+	ASSERT_UNLOCK(a, p, 0);
+	ASSERT_UNLOCK(b, p, 0);
+}
+
+/* Two S holders both converting to X: both time out rather than hang. */
+TEST_F_TIMEOUT(hl, conversion_deadlock_times_out, TEST_TMO)
+{
+	const char *p = "cv4/r";
+	int a = self->fd[0], b = self->fd[1];
+
+	ASSERT_EQ(0, hlock_lock(a, p, S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(b, p, S, 0, 0));
+	ASSERT_QUEUED(a, p, X, 0);
+	ASSERT_EQ(-ETIMEDOUT, hlock_lock(b, p, X, 0, 100 * MS));
+	ASSERT_HELD(b, p, S);
+	/* rule: hlock_wait -ETIMEDOUT leaves the request queued. */
+	ASSERT_EQ(-ETIMEDOUT, hlock_wait(a, 100 * MS));
+	ASSERT_WAITING(a);
+	ASSERT_UNLOCK(a, p, 1);
+	ASSERT_HELD(a, p, S);
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+
+	ASSERT_UNLOCK(b, p, 0);
+	ASSERT_TRY(a, p, X, 0);
+	ASSERT_HELD(a, p, X);
+}
+
+/*
+ * rule: while a conversion waits, new requests that conflict with its
+ * target mode queue; pending conversions are granted before the queue.
+ */
+TEST_F_TIMEOUT(hl, conversion_blocks_new_and_goes_first, TEST_TMO)
+{
+	const char *p = "cv5/r";
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+	int d = self->fd[3];
+
+	ASSERT_EQ(0, hlock_lock(a, p, S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(b, p, S, 0, 0));
+	ASSERT_QUEUED(a, p, X, 0);
+
+	ASSERT_TRY(d, p, S, -EAGAIN);
+	ASSERT_TRY(d, p, IS, -EAGAIN);	/* IS conflicts with X too */
+	ASSERT_HELD(d, "cv5", NL);
+
+	/* Even a FRONT request queues behind the pending conversion. */
+	ASSERT_QUEUED(c, p, X, FRONT);
+
+	ASSERT_UNLOCK(b, p, 0);
+	ASSERT_GRANTED(a);
+	ASSERT_HELD(a, p, X);
+	ASSERT_WAITING(c);
+
+	ASSERT_UNLOCK(a, p, 1);
+	ASSERT_HELD(a, p, X);
+	ASSERT_WAITING(c);
+	ASSERT_UNLOCK(a, p, 0);
+	ASSERT_GRANTED(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* 8. Recursion keeps the strongest mode */
+
+TEST_F_TIMEOUT(hl, recursion, TEST_TMO)
+{
+	const char *p = "rc/r";
+	int a = self->fd[0], b = self->fd[1];
+
+	ASSERT_EQ(0, hlock_lock(a, p, X, 0, 0));
+	ASSERT_TRY(a, p, S, 0);
+	ASSERT_HELD(a, p, X);
+	ASSERT_UNLOCK(a, p, 1);
+	ASSERT_HELD(a, p, X);
+	ASSERT_UNLOCK(a, p, 0);
+	ASSERT_HELD(a, p, NL);
+	ASSERT_HELD(a, "rc", NL);
+	ASSERT_HELD(a, "", NL);
+	ASSERT_EQ(-ENOENT, hlock_unlock(a, p));
+
+	/* rule: a recursive request is always granted at once. */
+	ASSERT_EQ(0, hlock_lock(a, p, S, 0, 0));
+	ASSERT_QUEUED(b, p, X, 0);
+	ASSERT_TRY(a, p, S, 0);
+	ASSERT_TRY(a, p, IS, 0);	/* sup(S, IS) = S */
+	ASSERT_HELD(a, p, S);
+	ASSERT_UNLOCK(a, p, 2);
+	ASSERT_UNLOCK(a, p, 1);
+	ASSERT_WAITING(b);
+	ASSERT_UNLOCK(a, p, 0);
+	ASSERT_GRANTED(b);
+}
+
+/* ------------------------------------------------------------------ */
+/* 9. Downgrade */
+
+TEST_F_TIMEOUT(hl, downgrade_grants_waiters, TEST_TMO)
+{
+	const char *p = "dg/r";
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+
+	ASSERT_EQ(0, hlock_lock(a, p, X, 0, 0));
+	ASSERT_QUEUED(b, p, S, 0);
+	ASSERT_QUEUED(c, p, X, 0);
+	ASSERT_EQ(0, hlock_downgrade(a, p, S));
+	ASSERT_GRANTED(b);
+	ASSERT_WAITING(c);
+	ASSERT_HELD(a, p, S);
+
+	ASSERT_EQ(0, hlock_downgrade(a, p, IS));
+	ASSERT_HELD(a, p, IS);
+	ASSERT_WAITING(c);
+	ASSERT_UNLOCK(a, p, 0);
+	ASSERT_WAITING(c);
+	ASSERT_UNLOCK(b, p, 0);
+	ASSERT_GRANTED(c);
+}
+
+TEST_F_TIMEOUT(hl, downgrade_rules, TEST_TMO)
+{
+	int a = self->fd[0], b = self->fd[1];
+
+	/* rule: a mode not covered (sup(H, mode) != H) is -EINVAL. */
+	ASSERT_EQ(0, hlock_lock(a, "dr/i", IX, 0, 0));
+	EXPECT_EQ(-EINVAL, hlock_downgrade(a, "dr/i", S));
+	EXPECT_EQ(-EINVAL, hlock_downgrade(a, "dr/i", SIX));
+	EXPECT_EQ(-EINVAL, hlock_downgrade(a, "dr/i", X));
+	/* rule: bad modes (NL, > X) are -EINVAL for downgrade too. */
+	EXPECT_EQ(-EINVAL, hlock_downgrade(a, "dr/i", NL));
+	EXPECT_EQ(-EINVAL, hlock_downgrade(a, "dr/i", 6));
+	EXPECT_EQ(-EINVAL, hlock_downgrade(a, "dr/i", -1));
+	ASSERT_HELD(a, "dr/i", IX);
+	ASSERT_EQ(0, hlock_downgrade(a, "dr/i", IS));
+	ASSERT_HELD(a, "dr/i", IS);
+
+	/*
+	 * rule: below what held descendants need is -EINVAL: holding
+	 * "dr/p/c" X, "dr/p" needs IX.  S covers no IX (sup(S, IX) = SIX).
+	 */
+	ASSERT_EQ(0, hlock_lock(a, "dr/p", X, 0, 0));
+	ASSERT_EQ(0, hlock_lock(a, "dr/p/c", X, 0, 0));
+	EXPECT_EQ(-EINVAL, hlock_downgrade(a, "dr/p", IS));
+	EXPECT_EQ(-EINVAL, hlock_downgrade(a, "dr/p", S));
+	ASSERT_HELD(a, "dr/p", X);
+	ASSERT_EQ(0, hlock_downgrade(a, "dr/p", SIX));
+	ASSERT_HELD(a, "dr/p", SIX);
+	ASSERT_TRY(b, "dr/p", IS, 0);
+	ASSERT_UNLOCK(b, "dr/p", 0);
+	ASSERT_EQ(0, hlock_downgrade(a, "dr/p", IX));
+	ASSERT_HELD(a, "dr/p", IX);
+	EXPECT_EQ(-EINVAL, hlock_downgrade(a, "dr/p", IS));
+	EXPECT_EQ(-EINVAL, hlock_downgrade(a, "dr/p", X));
+	/* rule: "to a covered mode (sup(H, mode) == H)": H itself is covered. */
+	EXPECT_EQ(0, hlock_downgrade(a, "dr/p", IX));
+	ASSERT_HELD(a, "dr/p", IX);
+	ASSERT_HELD(a, "dr/p/c", X);
+
+	/* Without the descendant, IS is fine. */
+	ASSERT_UNLOCK(a, "dr/p/c", 0);
+	ASSERT_EQ(0, hlock_downgrade(a, "dr/p", IS));
+	ASSERT_HELD(a, "dr/p", IS);
+
+	/* rule: not held is -ENOENT. */
+	EXPECT_EQ(-ENOENT, hlock_downgrade(a, "dr/q", S));
+	EXPECT_EQ(-ENOENT, hlock_downgrade(b, "dr/p", IS));
+}
+
+/* ------------------------------------------------------------------ */
+/* 10. The hierarchy */
+
+TEST_F_TIMEOUT(hl, hier_coll_x_blocks_db_s, TEST_TMO)
+{
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+
+	ASSERT_EQ(0, hlock_lock(a, "hc/c", X, 0, 0));
+	ASSERT_HELD(a, "hc/c", X);
+	ASSERT_HELD(a, "hc", IX);
+	ASSERT_HELD(a, "", IX);
+	/* rule: an intent held only because of a descendant is not locked there. */
+	ASSERT_EQ(-ENOENT, hlock_unlock(a, "hc"));
+	ASSERT_EQ(-ENOENT, hlock_unlock(a, ""));
+	ASSERT_HELD(a, "hc", IX);
+
+	ASSERT_TRY(b, "hc", S, -EAGAIN);
+	ASSERT_HELD(b, "hc", NL);
+	ASSERT_HELD(b, "", NL);
+	ASSERT_TRY(b, "hc", IS, 0);
+	ASSERT_HELD(b, "hc", IS);
+
+	ASSERT_TRY(c, "hc/c", IS, -EAGAIN);
+	ASSERT_TRY(c, "hc/d", X, 0);		/* a sibling is independent */
+}
+
+TEST_F_TIMEOUT(hl, hier_db_x_waits_for_coll, TEST_TMO)
+{
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+
+	ASSERT_EQ(0, hlock_lock(a, "hd/c", IS, 0, 0));
+	ASSERT_QUEUED(b, "hd", X, 0);
+	ASSERT_UNLOCK(a, "hd/c", 0);
+	ASSERT_GRANTED(b);
+	ASSERT_HELD(b, "hd", X);
+	ASSERT_HELD(b, "", IX);
+	ASSERT_TRY(c, "hd/c", IS, -EAGAIN);
+	ASSERT_HELD(c, "hd", NL);
+	ASSERT_HELD(c, "", NL);
+}
+
+TEST_F_TIMEOUT(hl, hier_root_x, TEST_TMO)
+{
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+
+	ASSERT_EQ(0, hlock_lock(a, "hr/b", S, 0, 0));
+	ASSERT_QUEUED(b, "", X, 0);
+	/*
+	 * rule: C's IS on the root conflicts with the waiting X, and the
+	 * root X's automatic COMPAT_FIRST has no effect while it waits.
+	 */
+	ASSERT_TRY(c, "hz", IS, -EAGAIN);
+	ASSERT_HELD(c, "", NL);
+
+	ASSERT_UNLOCK(a, "hr/b", 0);
+	ASSERT_GRANTED(b);
+	ASSERT_TRY(c, "hz", IS, -EAGAIN);
+	ASSERT_UNLOCK(b, "", 0);
+	ASSERT_TRY(c, "hz", IS, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 11. Async, poll and hlock_wait */
+
+TEST_F_TIMEOUT(hl, async_poll_wait, TEST_TMO)
+{
+	int a = self->fd[0], h = self->fd[1];
+	int64_t t0, dt;
+
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 10 * MS));
+	ASSERT_EQ(0, pollin(a, 0));
+
+	/* rule: hlock_lock returns 0 when granted at once, even async. */
+	ASSERT_EQ(0, hlock_lock(a, "asy/free", S, ASYNC, 0));
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	ASSERT_EQ(0, pollin(a, 0));
+	ASSERT_HELD(a, "asy/free", S);
+	ASSERT_UNLOCK(a, "asy/free", 0);
+
+	ASSERT_EQ(0, hlock_lock(h, "", X, 0, 0));
+	ASSERT_QUEUED(a, "asy/c", S, 0);	/* queues at the root */
+	ASSERT_EQ(0, pollin(a, 0));
+	ASSERT_WAITING(a);
+	t0 = now_ns();
+	ASSERT_EQ(-ETIMEDOUT, hlock_wait(a, 50 * MS));
+	dt = now_ns() - t0;
+	EXPECT_LE(45 * MS, dt) TH_LOG("timed out after %lld ns", (long long)dt);
+	/* rule: hlock_wait never withdraws the request. */
+	ASSERT_WAITING(a);
+	/* rule: a pending new request is not held. */
+	ASSERT_HELD(a, "asy/c", NL);
+
+	/* rule: a second lock while one is pending is -EBUSY. */
+	ASSERT_EQ(-EBUSY, hlock_lock(a, "asy/other", IS, 0, 0));
+	ASSERT_EQ(-EBUSY, hlock_lock(a, "asy/other", IS, ASYNC, 0));
+	ASSERT_EQ(-EBUSY, hlock_lock(a, "asy/c", S, 0, 0));
+	ASSERT_HELD(a, "asy/other", NL);
+	ASSERT_WAITING(a);
+
+	/* rule: the request continues down the path by itself. */
+	ASSERT_UNLOCK(h, "", 0);
+	ASSERT_EQ(1, pollin(a, 5000));
+	/* rule: ... or granted-but-uncollected is -EBUSY too. */
+	ASSERT_EQ(-EBUSY, hlock_lock(a, "asy/other", IS, 0, 0));
+	/* rule: 0 also when it was granted before the call. */
+	ASSERT_EQ(0, hlock_wait(a, 0));
+	ASSERT_EQ(0, pollin(a, 0));
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	ASSERT_HELD(a, "asy/c", S);
+	ASSERT_HELD(a, "asy", IS);
+	ASSERT_HELD(a, "", IS);
+
+	ASSERT_TRY(a, "asy/other", IS, 0);
+	ASSERT_UNLOCK(a, "asy/c", 0);
+	ASSERT_UNLOCK(a, "asy/other", 0);
+	ASSERT_HELD(a, "", NL);
+}
+
+/* rule: hlock_wait returns -EINTR on a signal; it never withdraws. */
+TEST_F_TIMEOUT(hl, wait_interrupted, TEST_TMO)
+{
+	const char *p = "wi/r";
+	int a = self->fd[0], h = self->fd[1];
+	pid_t nagger;
+	int ret;
+
+	ASSERT_EQ(0, install_usr1());
+	ASSERT_EQ(0, hlock_lock(h, p, X, 0, 0));
+	ASSERT_QUEUED(a, p, S, 0);
+	nagger = start_nagger(200);
+	ASSERT_LT(0, nagger);
+	ret = hlock_wait(a, -1);
+	stop_child(nagger);
+	ASSERT_EQ(-EINTR, ret);
+	ASSERT_LT(0, usr1_count);
+	ASSERT_WAITING(a);
+
+	ASSERT_UNLOCK(h, p, 0);
+	ASSERT_GRANTED(a);
+	ASSERT_HELD(a, p, S);
+}
+
+/* ------------------------------------------------------------------ */
+/* 12, 13. A failed lock leaves the locker exactly as it was */
+
+enum { RB_TRY, RB_TIMEOUT, RB_SIGNAL };
+
+FIXTURE(rollback) {
+	int a, h, d;
+	char top[40], keep[64], par[64], tgt[64];
+};
+
+FIXTURE_VARIANT(rollback) {
+	const char *name;
+	int kind;
+	bool at_parent;		/* the blocker holds the parent, not the target */
+	bool keep;		/* the locker holds another path beforehand */
+};
+
+#define ROLLBACK(vname, k, parent, kp) \
+	FIXTURE_VARIANT_ADD(rollback, vname) { \
+		.name = #vname, .kind = k, .at_parent = parent, .keep = kp, \
+	}
+
+ROLLBACK(try_fresh, RB_TRY, false, false);
+ROLLBACK(try_at_target, RB_TRY, false, true);
+ROLLBACK(try_at_parent, RB_TRY, true, true);
+ROLLBACK(timeout_fresh, RB_TIMEOUT, false, false);
+ROLLBACK(timeout_at_target, RB_TIMEOUT, false, true);
+ROLLBACK(timeout_at_parent, RB_TIMEOUT, true, true);
+ROLLBACK(signal_fresh, RB_SIGNAL, false, false);
+ROLLBACK(signal_at_target, RB_SIGNAL, false, true);
+ROLLBACK(signal_at_parent, RB_SIGNAL, true, true);
+
+FIXTURE_SETUP(rollback)
+{
+	self->a = self->h = self->d = -1;
+	if (!have_device())
+		SKIP(return, HLOCK_DEVICE " is absent (module not loaded)");
+	snprintf(self->top, sizeof(self->top), "rb_%s", variant->name);
+	snprintf(self->keep, sizeof(self->keep), "%s/keep/d", self->top);
+	snprintf(self->par, sizeof(self->par), "%s/t", self->top);
+	snprintf(self->tgt, sizeof(self->tgt), "%s/t/c", self->top);
+	self->a = hlock_open();
+	ASSERT_LE(0, self->a);
+	self->h = hlock_open();
+	ASSERT_LE(0, self->h);
+	self->d = hlock_open();
+	ASSERT_LE(0, self->d);
+}
+
+FIXTURE_TEARDOWN(rollback)
+{
+	if (self->a >= 0)
+		close(self->a);
+	if (self->h >= 0)
+		close(self->h);
+	if (self->d >= 0)
+		close(self->d);
+}
+
+/*
+ * rule: every call is all-or-nothing: intents a failed lock took or
+ * converted on ancestors are undone.  With .keep, A holds "keep/d" S, so
+ * IS on the root and on top; its X request on "t/c" converts those to IX
+ * (granted, compatible with H's IX) and must put them back to IS.
+ * Without it, A must end up holding nothing at all.
+ */
+TEST_F_TIMEOUT(rollback, lock_fails_cleanly, TEST_TMO)
+{
+	const char *blocker = variant->at_parent ? self->par : self->tgt;
+	int anc = variant->keep ? IS : NL;
+	int a = self->a, h = self->h, d = self->d;
+	pid_t nagger = -1;
+	int64_t t0, dt;
+	int ret;
+
+	if (variant->keep) {
+		ASSERT_EQ(0, hlock_lock(a, self->keep, S, 0, 0));
+	}
+	ASSERT_EQ(0, hlock_lock(h, blocker, X, 0, 0));
+
+	t0 = now_ns();
+	switch (variant->kind) {
+	case RB_TRY:
+		ret = hlock_lock(a, self->tgt, X, 0, 0);
+		ASSERT_EQ(-EAGAIN, ret);
+		break;
+	case RB_TIMEOUT:
+		ret = hlock_lock(a, self->tgt, X, 0, 100 * MS);
+		dt = now_ns() - t0;
+		ASSERT_EQ(-ETIMEDOUT, ret);
+		EXPECT_LE(90 * MS, dt) TH_LOG("timed out after %lld ns",
+					     (long long)dt);
+		break;
+	case RB_SIGNAL:
+		ASSERT_EQ(0, install_usr1());
+		nagger = start_nagger(200);
+		ASSERT_LT(0, nagger);
+		ret = hlock_lock(a, self->tgt, X, 0, -1);
+		stop_child(nagger);
+		ASSERT_EQ(-EINTR, ret);
+		ASSERT_LT(0, usr1_count);
+		break;
+	}
+
+	ASSERT_HELD(a, self->tgt, NL);
+	ASSERT_HELD(a, self->par, NL);
+	ASSERT_HELD(a, self->top, anc);
+	ASSERT_HELD(a, "", anc);
+	ASSERT_HELD(a, self->keep, variant->keep ? S : NL);
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	ASSERT_EQ(0, pollin(a, 0));
+
+	/* The request was withdrawn: releasing the blocker grants nothing. */
+	ASSERT_UNLOCK(h, blocker, 0);
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	ASSERT_HELD(a, self->tgt, NL);
+
+	/* Another locker sees A's intents as IS (S fits), nothing below. */
+	ASSERT_TRY(d, self->top, S, 0);
+	ASSERT_UNLOCK(d, self->top, 0);
+	ASSERT_TRY(d, self->par, X, 0);
+	ASSERT_UNLOCK(d, self->par, 0);
+	ASSERT_TRY(d, "", S, 0);
+	ASSERT_UNLOCK(d, "", 0);
+
+	if (variant->keep) {
+		ASSERT_UNLOCK(a, self->keep, 0);
+	}
+	ASSERT_EQ(-ENOENT, hlock_unlock(a, self->tgt));
+	ASSERT_HELD(a, "", NL);
+	ASSERT_TRY(d, "", X, 0);
+	ASSERT_UNLOCK(d, "", 0);
+}
+
+/* rule: an interrupted conversion falls back to H, still held. */
+TEST_F_TIMEOUT(hl, signal_conversion, TEST_TMO)
+{
+	const char *p = "sc/r";
+	int a = self->fd[0], b = self->fd[1], d = self->fd[2];
+	pid_t nagger;
+	int ret;
+
+	ASSERT_EQ(0, install_usr1());
+	ASSERT_EQ(0, hlock_lock(a, p, S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(b, p, S, 0, 0));
+	nagger = start_nagger(200);
+	ASSERT_LT(0, nagger);
+	ret = hlock_lock(a, p, X, 0, -1);
+	stop_child(nagger);
+	ASSERT_EQ(-EINTR, ret);
+
+	ASSERT_HELD(a, p, S);
+	ASSERT_HELD(a, "sc", IS);
+	ASSERT_HELD(a, "", IS);
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	ASSERT_TRY(d, "", S, 0);		/* A's root intent is IS again */
+	ASSERT_UNLOCK(d, "", 0);
+
+	ASSERT_UNLOCK(b, p, 0);
+	ASSERT_TRY(a, p, X, 0);
+	ASSERT_UNLOCK(a, p, 1);
+	ASSERT_UNLOCK(a, p, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 14. Process death releases and cancels */
+
+/*
+ * Fork a helper that opens its own locker and runs @fn with it; the
+ * helper reports one byte through the pipe.  It dies with us.
+ */
+static pid_t fork_helper(int *rfd, void (*fn)(int wfd))
+{
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close_inherited(pfd[1]);
+		fn(pfd[1]);
+		_exit(0);
+	}
+	close(pfd[1]);
+	*rfd = pfd[0];
+	return pid;
+}
+
+static void report(int wfd, char c)
+{
+	if (write(wfd, &c, 1) != 1)
+		_exit(1);
+}
+
+static void helper_hold_x(int wfd)
+{
+	int l = hlock_open();
+
+	report(wfd, l >= 0 && hlock_lock(l, "kill/h", X, 0, 0) == 0 ? 'k' : 'e');
+	for (;;)
+		pause();
+}
+
+static void helper_wait_x(int wfd)
+{
+	int l = hlock_open();
+
+	report(wfd, l >= 0 ? 'r' : 'e');
+	/* Blocks behind the parent's S until it is killed. */
+	report(wfd, hlock_lock(l, "kill/w", X, 0, -1) == 0 ? 'g' : 'e');
+	for (;;)
+		pause();
+}
+
+static void helper_exit_holding(int wfd)
+{
+	int l = hlock_open();
+	bool ok = l >= 0 && hlock_lock(l, "exit/r", X, 0, 0) == 0 &&
+		  hlock_lock(l, "exit/s/t", S, 0, 0) == 0;
+
+	report(wfd, ok ? 'k' : 'e');
+	_exit(0);	/* without unlocking */
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return status;
+}
+
+TEST_F_TIMEOUT(hl, kill_holder, TEST_TMO)
+{
+	int b = self->fd[0];
+	int rfd = -1;
+	pid_t pid;
+	char c = 0;
+
+	pid = fork_helper(&rfd, helper_hold_x);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(1, read(rfd, &c, 1));
+	close(rfd);
+	if (c != 'k')
+		stop_child(pid);
+	ASSERT_EQ('k', c);
+
+	ASSERT_QUEUED(b, "kill/h", X, 0);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_LE(0, wait_child(pid));
+	ASSERT_EQ(0, hlock_wait(b, 5 * SEC));
+	ASSERT_HELD(b, "kill/h", X);
+}
+
+TEST_F_TIMEOUT(hl, kill_waiter, TEST_TMO)
+{
+	int a = self->fd[0], d = self->fd[1], e = self->fd[2];
+	int rfd = -1, ret = 0;
+	int64_t end;
+	pid_t pid;
+	char c = 0;
+
+	ASSERT_EQ(0, hlock_lock(a, "kill/w", S, 0, 0));
+	pid = fork_helper(&rfd, helper_wait_x);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(1, read(rfd, &c, 1));
+	if (c != 'r')
+		stop_child(pid);
+	ASSERT_EQ('r', c);
+
+	/* The helper's X has queued once a new S no longer gets in. */
+	end = now_ns() + 10 * SEC;
+	while (now_ns() < end) {
+		ret = hlock_lock(d, "kill/w", S, 0, 0);
+		if (ret != 0)
+			break;
+		hlock_unlock(d, "kill/w");
+		usleep(10000);
+	}
+	if (ret != -EAGAIN)
+		stop_child(pid);
+	ASSERT_EQ(-EAGAIN, ret) TH_LOG("the helper's X never queued");
+
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_LE(0, wait_child(pid));
+	close(rfd);
+
+	/* Its X request is gone: S gets in again. */
+	ASSERT_TRY(d, "kill/w", S, 0);
+	ASSERT_UNLOCK(d, "kill/w", 0);
+	ASSERT_UNLOCK(a, "kill/w", 0);
+	ASSERT_TRY(e, "", X, 0);
+}
+
+TEST_F_TIMEOUT(hl, exit_releases, TEST_TMO)
+{
+	int b = self->fd[0];
+	int rfd = -1;
+	pid_t pid;
+	char c = 0;
+
+	pid = fork_helper(&rfd, helper_exit_holding);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(1, read(rfd, &c, 1));
+	close(rfd);
+	ASSERT_LE(0, wait_child(pid));
+	ASSERT_EQ('k', c);
+	ASSERT_TRY(b, "", X, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 16. Closing the locker releases and cancels everything */
+
+TEST_F_TIMEOUT(hl, close_releases, TEST_TMO)
+{
+	int h = self->fd[0], b = self->fd[2];
+
+	ASSERT_EQ(0, hlock_lock(h, "cl/p", X, 0, 0));
+	ASSERT_EQ(0, hlock_lock(self->fd[1], "cl/a", X, 0, 0));
+	ASSERT_EQ(0, hlock_lock(self->fd[1], "cl/b/c", S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(self->fd[1], "cl/b/c", S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(self->fd[1], "cl/b", IS, 0, 0));
+	ASSERT_QUEUED(self->fd[1], "cl/p", S, 0);
+	ASSERT_EQ(0, close(self->fd[1]));
+	self->fd[1] = -1;
+
+	ASSERT_TRY(b, "cl/a", X, 0);
+	ASSERT_TRY(b, "cl/b", X, 0);
+	ASSERT_UNLOCK(b, "cl/a", 0);
+	ASSERT_UNLOCK(b, "cl/b", 0);
+	ASSERT_UNLOCK(h, "cl/p", 0);
+	ASSERT_TRY(b, "", X, 0);
+}
+
+TEST_F_TIMEOUT(hl, close_uncollected, TEST_TMO)
+{
+	int h = self->fd[0], b = self->fd[2];
+
+	ASSERT_EQ(0, hlock_lock(h, "clu/r", X, 0, 0));
+	ASSERT_QUEUED(self->fd[1], "clu/r", S, 0);
+	ASSERT_UNLOCK(h, "clu/r", 0);
+	ASSERT_EQ(1, pollin(self->fd[1], 5000));
+	ASSERT_EQ(0, close(self->fd[1]));
+	self->fd[1] = -1;
+	ASSERT_TRY(b, "", X, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 15. Bad input, one rejection at a time, through raw ioctls */
+
+/* A page that is surely not mapped. */
+static void *unmapped_page(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		return (void *)1;
+	munmap(p, 4096);
+	return p;
+}
+
+/* One mutation of an otherwise valid struct hlock_lock_args. */
+enum mut {
+	M_FLAGS_BIT3, M_FLAGS_HIGH, M_FLAGS_ALL_PLUS, M_FLAGS_ASYNC, M_PAD,
+	M_RES0, M_RES1, M_MODE_NL, M_MODE_1, M_MODE_6, M_MODE_MAX,
+	M_TIMEOUT_POS, M_TIMEOUT_NEG, M_PATH_1, M_PATH_UNMAPPED,
+	M_LEN_MAX1, M_LEN_HUGE, M_NUL, M_ARG_NULL, M_ARG_1,
+	M_NR
+};
+
+static const char *const mut_name[M_NR] = {
+	"flags 1<<3", "flags 1<<31", "flags ALL|1<<3", "flags ASYNC",
+	"__pad 1", "reserved[0] 1", "reserved[1] 1", "mode NL", "mode IS",
+	"mode 6", "mode ~0", "timeout 1", "timeout -1", "path (void *)1",
+	"path unmapped", "path_len PATH_MAX+1", "path_len ~0", "NUL in path",
+	"arg NULL", "arg (void *)1",
+};
+
+/* A buffer of HLOCK_PATH_MAX + 1 'a's: too long however it is parsed. */
+static char long_path[HLOCK_PATH_MAX + 2];
+
+static const char *nul_path = "bad\0x/r";
+#define NUL_PATH_LEN 7
+
+/* Run @cmd with @a mutated by @m; return the -errno or result. */
+static int run_mut(int fd, unsigned long cmd, struct hlock_lock_args *a,
+		   enum mut m)
+{
+	switch (m) {
+	case M_FLAGS_BIT3: a->flags = 1U << 3; break;
+	case M_FLAGS_HIGH: a->flags = 1U << 31; break;
+	case M_FLAGS_ALL_PLUS: a->flags = HLOCK_F_ALL | (1U << 3); break;
+	case M_FLAGS_ASYNC: a->flags = HLOCK_F_ASYNC; break;
+	case M_PAD: a->__pad = 1; break;
+	case M_RES0: a->reserved[0] = 1; break;
+	case M_RES1: a->reserved[1] = 1; break;
+	case M_MODE_NL: a->mode = HLOCK_NL; break;
+	case M_MODE_1: a->mode = HLOCK_IS; break;
+	case M_MODE_6: a->mode = 6; break;
+	case M_MODE_MAX: a->mode = ~0U; break;
+	case M_TIMEOUT_POS: a->timeout_ns = 1; break;
+	case M_TIMEOUT_NEG: a->timeout_ns = -1; break;
+	case M_PATH_1: a->path = 1; a->path_len = 3; break;
+	case M_PATH_UNMAPPED:
+		a->path = (uint64_t)(uintptr_t)unmapped_page();
+		a->path_len = 3;
+		break;
+	case M_LEN_MAX1:
+		memset(long_path, 'a', HLOCK_PATH_MAX + 1);
+		a->path = (uint64_t)(uintptr_t)long_path;
+		a->path_len = HLOCK_PATH_MAX + 1;
+		break;
+	case M_LEN_HUGE: a->path_len = ~0U; break;
+	case M_NUL:
+		a->path = (uint64_t)(uintptr_t)nul_path;
+		a->path_len = NUL_PATH_LEN;
+		break;
+	case M_ARG_NULL: return raw_ioctl(fd, cmd, NULL);
+	case M_ARG_1: return raw_ioctl(fd, cmd, (void *)1);
+	case M_NR: break;
+	}
+	return raw_ioctl(fd, cmd, a);
+}
+
+/* Errors common to every path ioctl. */
+static int path_error(enum mut m)
+{
+	switch (m) {
+	case M_PATH_1: case M_PATH_UNMAPPED: case M_ARG_NULL: case M_ARG_1:
+		return -EFAULT;
+	case M_LEN_MAX1: case M_LEN_HUGE:
+		return -ENAMETOOLONG;
+	case M_NUL: case M_PAD: case M_RES0: case M_RES1:
+	case M_FLAGS_BIT3: case M_FLAGS_HIGH: case M_FLAGS_ALL_PLUS:
+		return -EINVAL;
+	default:
+		return 0;
+	}
+}
+
+TEST_F_TIMEOUT(hl, bad_lock_args, TEST_TMO)
+{
+	const char *p = "bad/l";
+	struct hlock_lock_args a;
+	int fd = self->fd[0];
+	enum mut m;
+	int expect, ret;
+
+	/* The base request (S, try, on a free path) is valid. */
+	args_init(&a, p, S, 0, 0);
+	ASSERT_EQ(0, raw_ioctl(fd, HLOCK_IOC_LOCK, &a));
+	ASSERT_EQ(0, hlock_unlock(fd, p));
+
+	for (m = 0; m < M_NR; m++) {
+		expect = path_error(m);
+		switch (m) {
+		case M_MODE_NL: case M_MODE_6: case M_MODE_MAX:
+			expect = -EINVAL;
+			break;
+		case M_FLAGS_ASYNC: case M_MODE_1: case M_TIMEOUT_POS:
+		case M_TIMEOUT_NEG:
+			continue;	/* valid for LOCK */
+		default:
+			break;
+		}
+		args_init(&a, p, S, 0, 0);
+		ret = run_mut(fd, HLOCK_IOC_LOCK, &a, m);
+		EXPECT_EQ(expect, ret) TH_LOG("LOCK with %s", mut_name[m]);
+		if (ret == 0)
+			hlock_unlock(fd, p);
+		EXPECT_EQ(NL, hlock_held(fd, p)) TH_LOG("after %s", mut_name[m]);
+		EXPECT_EQ(NL, hlock_held(fd, "bad")) TH_LOG("after %s", mut_name[m]);
+		EXPECT_EQ(NL, hlock_held(fd, "")) TH_LOG("after %s", mut_name[m]);
+		EXPECT_EQ(-ENOENT, hlock_wait(fd, 0)) TH_LOG("after %s",
+							  mut_name[m]);
+	}
+}
+
+TEST_F_TIMEOUT(hl, bad_unlock_held_args, TEST_TMO)
+{
+	const char *p = "bad/u";
+	struct hlock_lock_args a;
+	int fd = self->fd[0];
+	enum mut m;
+	int expect, ret;
+
+	ASSERT_EQ(0, hlock_lock(fd, p, S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd, p, S, 0, 0));
+
+	args_init(&a, p, 0, 0, 0);
+	ASSERT_EQ(S, raw_ioctl(fd, HLOCK_IOC_HELD, &a));
+
+	for (m = 0; m < M_NR; m++) {
+		expect = path_error(m);
+		switch (m) {
+		/* rule: nonzero mode/flags/timeout for UNLOCK/HELD: -EINVAL */
+		case M_FLAGS_ASYNC: case M_MODE_1: case M_MODE_6:
+		case M_MODE_MAX: case M_TIMEOUT_POS: case M_TIMEOUT_NEG:
+			expect = -EINVAL;
+			break;
+		case M_MODE_NL:
+			continue;	/* mode 0 is the valid value here */
+		default:
+			break;
+		}
+		args_init(&a, p, 0, 0, 0);
+		ret = run_mut(fd, HLOCK_IOC_HELD, &a, m);
+		EXPECT_EQ(expect, ret) TH_LOG("HELD with %s", mut_name[m]);
+
+		args_init(&a, p, 0, 0, 0);
+		ret = run_mut(fd, HLOCK_IOC_UNLOCK, &a, m);
+		EXPECT_EQ(expect, ret) TH_LOG("UNLOCK with %s", mut_name[m]);
+		if (ret >= 0)
+			hlock_lock(fd, p, S, 0, 0);	/* put it back */
+		ASSERT_EQ(S, hlock_held(fd, p)) TH_LOG("after %s", mut_name[m]);
+	}
+	args_init(&a, p, 0, 0, 0);
+	ASSERT_EQ(1, raw_ioctl(fd, HLOCK_IOC_UNLOCK, &a));
+	ASSERT_EQ(0, raw_ioctl(fd, HLOCK_IOC_UNLOCK, &a));
+	ASSERT_EQ(-ENOENT, raw_ioctl(fd, HLOCK_IOC_UNLOCK, &a));
+	ASSERT_EQ(NL, raw_ioctl(fd, HLOCK_IOC_HELD, &a));
+}
+
+TEST_F_TIMEOUT(hl, bad_downgrade_args, TEST_TMO)
+{
+	const char *p = "bad/d";
+	struct hlock_lock_args a;
+	int fd = self->fd[0];
+	enum mut m;
+	int expect, ret;
+
+	ASSERT_EQ(0, hlock_lock(fd, p, X, 0, 0));
+	for (m = 0; m < M_NR; m++) {
+		expect = path_error(m);
+		switch (m) {
+		/* uapi: flags and timeout_ns must be 0 but for LOCK. */
+		case M_FLAGS_ASYNC: case M_TIMEOUT_POS: case M_TIMEOUT_NEG:
+		case M_MODE_NL: case M_MODE_6: case M_MODE_MAX:
+			expect = -EINVAL;
+			break;
+		case M_MODE_1:
+			continue;	/* a valid downgrade */
+		default:
+			break;
+		}
+		args_init(&a, p, S, 0, 0);
+		ret = run_mut(fd, HLOCK_IOC_DOWNGRADE, &a, m);
+		EXPECT_EQ(expect, ret) TH_LOG("DOWNGRADE with %s", mut_name[m]);
+		ASSERT_EQ(X, hlock_held(fd, p)) TH_LOG("after %s", mut_name[m]);
+	}
+	args_init(&a, p, S, 0, 0);
+	ASSERT_EQ(0, raw_ioctl(fd, HLOCK_IOC_DOWNGRADE, &a));
+	ASSERT_EQ(S, hlock_held(fd, p));
+}
+
+TEST_F_TIMEOUT(hl, bad_wait_args, TEST_TMO)
+{
+	struct hlock_wait_args w;
+	int a = self->fd[0], h = self->fd[1];
+
+	/* A request is pending, so a valid WAIT with timeout 0 is -EAGAIN. */
+	ASSERT_EQ(0, hlock_lock(h, "bad/w", X, 0, 0));
+	ASSERT_QUEUED(a, "bad/w", S, 0);
+
+	memset(&w, 0, sizeof(w));
+	ASSERT_EQ(-EAGAIN, raw_ioctl(a, HLOCK_IOC_WAIT, &w));
+	w.flags = 1;
+	EXPECT_EQ(-EINVAL, raw_ioctl(a, HLOCK_IOC_WAIT, &w));
+	memset(&w, 0, sizeof(w));
+	w.flags = 1U << 31;
+	EXPECT_EQ(-EINVAL, raw_ioctl(a, HLOCK_IOC_WAIT, &w));
+	memset(&w, 0, sizeof(w));
+	w.__pad = 1;
+	EXPECT_EQ(-EINVAL, raw_ioctl(a, HLOCK_IOC_WAIT, &w));
+	memset(&w, 0, sizeof(w));
+	w.reserved[0] = 1;
+	EXPECT_EQ(-EINVAL, raw_ioctl(a, HLOCK_IOC_WAIT, &w));
+	memset(&w, 0, sizeof(w));
+	w.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, raw_ioctl(a, HLOCK_IOC_WAIT, &w));
+	EXPECT_EQ(-EFAULT, raw_ioctl(a, HLOCK_IOC_WAIT, NULL));
+	EXPECT_EQ(-EFAULT, raw_ioctl(a, HLOCK_IOC_WAIT, (void *)1));
+
+	ASSERT_WAITING(a);
+	ASSERT_UNLOCK(h, "bad/w", 0);
+	ASSERT_GRANTED(a);
+}
+
+TEST_F_TIMEOUT(hl, bad_cmd, TEST_TMO)
+{
+	struct hlock_lock_args a;
+	int fd = self->fd[0];
+
+	args_init(&a, "bad/c", S, 0, 0);
+	EXPECT_EQ(-ENOTTY, raw_ioctl(fd, _IO(HLOCK_IOC_MAGIC, 0), NULL));
+	EXPECT_EQ(-ENOTTY, raw_ioctl(fd, _IOW(HLOCK_IOC_MAGIC, 7,
+					      struct hlock_lock_args), &a));
+	EXPECT_EQ(-ENOTTY, raw_ioctl(fd, _IOWR(HLOCK_IOC_MAGIC, 99,
+					       struct hlock_lock_args), &a));
+	EXPECT_EQ(-ENOTTY, raw_ioctl(fd, _IOW(HLOCK_IOC_MAGIC + 1, 1,
+					      struct hlock_lock_args), &a));
+	EXPECT_EQ(NL, hlock_held(fd, "bad/c"));
+}
+
+/*
+ * uapi: "Larger versions of this structure may be passed; the bytes the
+ * kernel does not know must be zero (-E2BIG otherwise)."
+ */
+TEST_F_TIMEOUT(hl, larger_args_struct, TEST_TMO)
+{
+	struct {
+		struct hlock_lock_args a;
+		uint64_t tail[2];
+	} big;
+	unsigned long lock = _IOC(_IOC_WRITE, HLOCK_IOC_MAGIC, 1, sizeof(big));
+	unsigned long held = _IOC(_IOC_WRITE, HLOCK_IOC_MAGIC, 4, sizeof(big));
+	int fd = self->fd[0];
+
+	memset(&big, 0, sizeof(big));
+	args_init(&big.a, "big/r", S, 0, 0);
+	ASSERT_EQ(0, raw_ioctl(fd, lock, &big));
+	args_init(&big.a, "big/r", 0, 0, 0);
+	ASSERT_EQ(S, raw_ioctl(fd, held, &big));
+
+	args_init(&big.a, "big/s", S, 0, 0);
+	big.tail[1] = 1;
+	ASSERT_EQ(-E2BIG, raw_ioctl(fd, lock, &big));
+	ASSERT_HELD(fd, "big/s", NL);
+	ASSERT_HELD(fd, "big/r", S);
+}
+
+/* Paths and limits, through the library. */
+TEST_F_TIMEOUT(hl, paths_and_limits, TEST_TMO)
+{
+	static const char *const bad[] = { "/a", "a/", "a//b", "/", "//",
+					   "x/y/", "/x/y" };
+	char name[HLOCK_NAME_MAX + 2], path[HLOCK_PATH_MAX + 64];
+	int fd = self->fd[0], other = self->fd[1];
+	unsigned int i;
+	size_t len;
+
+	/* rule: "" is the root, a valid path. */
+	ASSERT_EQ(0, hlock_lock(fd, "", IS, 0, 0));
+	ASSERT_HELD(fd, "", IS);
+	ASSERT_UNLOCK(fd, "", 0);
+
+	/*
+	 * rule: "/a", "a/", "a//b" (empty components) are -EINVAL, for
+	 * every path ioctl: a malformed path is bad input before it is an
+	 * unknown resource (-ENOENT).
+	 */
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-EINVAL, hlock_lock(fd, bad[i], S, 0, 0))
+			TH_LOG("lock \"%s\"", bad[i]);
+		EXPECT_EQ(-EINVAL, hlock_held(fd, bad[i]))
+			TH_LOG("held \"%s\"", bad[i]);
+		EXPECT_EQ(-EINVAL, hlock_unlock(fd, bad[i]))
+			TH_LOG("unlock \"%s\"", bad[i]);
+	}
+	EXPECT_EQ(NL, hlock_held(fd, ""));
+
+	/* rule: bad modes are -EINVAL. */
+	EXPECT_EQ(-EINVAL, hlock_lock(fd, "lim/m", 7, 0, 0));
+	EXPECT_EQ(-EINVAL, hlock_lock(fd, "lim/m", 6, 0, 0));
+	EXPECT_EQ(-EINVAL, hlock_lock(fd, "lim/m", NL, 0, 0));
+	EXPECT_EQ(-EINVAL, hlock_lock(fd, "lim/m", -1, 0, 0));
+	/* rule: unknown flags are -EINVAL. */
+	EXPECT_EQ(-EINVAL, hlock_lock(fd, "lim/m", S, 1U << 3, 0));
+	EXPECT_EQ(NL, hlock_held(fd, "lim/m"));
+
+	/* rule: components are 1..255 bytes. */
+	memset(name, 'n', HLOCK_NAME_MAX + 1);
+	name[HLOCK_NAME_MAX + 1] = '\0';
+	snprintf(path, sizeof(path), "lim/%s", name);
+	EXPECT_EQ(-ENAMETOOLONG, hlock_lock(fd, path, S, 0, 0));
+	EXPECT_EQ(-ENAMETOOLONG, hlock_held(fd, path));
+	name[HLOCK_NAME_MAX] = '\0';
+	snprintf(path, sizeof(path), "lim/%s", name);
+	ASSERT_EQ(0, hlock_lock(fd, path, S, 0, 0));
+	ASSERT_HELD(fd, path, S);
+	ASSERT_UNLOCK(fd, path, 0);
+
+	/* rule: up to 8 levels below the root. */
+	strcpy(path, "l1/l2/l3/l4/l5/l6/l7/l8");
+	ASSERT_EQ(0, hlock_lock(fd, path, X, 0, 0));
+	ASSERT_HELD(fd, path, X);
+	ASSERT_HELD(fd, "l1/l2/l3/l4/l5/l6/l7", IX);
+	ASSERT_UNLOCK(fd, path, 0);
+	strcat(path, "/l9");
+	EXPECT_EQ(-ENAMETOOLONG, hlock_lock(fd, path, X, 0, 0));
+	EXPECT_EQ(-ENAMETOOLONG, hlock_held(fd, path));
+	EXPECT_EQ(NL, hlock_held(fd, "l1"));
+
+	/* The longest valid path: 8 names of 255 bytes, HLOCK_PATH_MAX. */
+	path[0] = '\0';
+	for (i = 0; i < HLOCK_MAX_DEPTH; i++) {
+		if (i)
+			strcat(path, "/");
+		memset(name, 'a' + i, HLOCK_NAME_MAX);
+		name[HLOCK_NAME_MAX] = '\0';
+		strcat(path, name);
+	}
+	len = strlen(path);
+	ASSERT_EQ(HLOCK_PATH_MAX, (int)len);
+	ASSERT_EQ(0, hlock_lock(fd, path, S, 0, 0));
+	ASSERT_HELD(fd, path, S);
+	ASSERT_TRY(other, path, X, -EAGAIN);
+	ASSERT_UNLOCK(fd, path, 0);
+	/* One byte more is too long, whatever else is wrong with it. */
+	strcat(path, "z");
+	EXPECT_EQ(-ENAMETOOLONG, hlock_lock(fd, path, S, 0, 0));
+
+	/* rule: neither held nor pending is -ENOENT. */
+	EXPECT_EQ(-ENOENT, hlock_unlock(fd, "lim/none"));
+	EXPECT_EQ(-ENOENT, hlock_unlock(fd, ""));
+	EXPECT_EQ(-ENOENT, hlock_downgrade(fd, "lim/none", IS));
+	EXPECT_EQ(-ENOENT, hlock_wait(fd, 0));
+	EXPECT_EQ(NL, hlock_held(fd, "lim/none"));
+	EXPECT_EQ(NL, hlock_held(fd, ""));
+}
+
+/* ------------------------------------------------------------------ */
+/* 4. The fifo policy (sets grant_policy=fifo, restores batch) */
+
+FIXTURE(fifo) {
+	int fd[NLOCKERS];
+	bool set;
+};
+
+FIXTURE_SETUP(fifo)
+{
+	int i;
+
+	self->set = false;
+	for (i = 0; i < NLOCKERS; i++)
+		self->fd[i] = -1;
+	if (!have_device())
+		SKIP(return, HLOCK_DEVICE " is absent (module not loaded)");
+	if (access(SYSFS_POLICY, W_OK))
+		SKIP(return, SYSFS_POLICY " is not writable");
+	for (i = 0; i < NLOCKERS; i++) {
+		self->fd[i] = hlock_open();
+		ASSERT_LE(0, self->fd[i]);
+	}
+	/* Last, so that the teardown runs whenever the policy was set. */
+	ASSERT_EQ(0, write_policy("fifo"));
+	self->set = true;
+}
+
+FIXTURE_TEARDOWN(fifo)
+{
+	int i;
+
+	for (i = 0; i < NLOCKERS; i++)
+		if (self->fd[i] >= 0)
+			close(self->fd[i]);
+	if (self->set) {
+		EXPECT_EQ(0, write_policy("batch"));
+	}
+}
+
+static void check_fifo_set(struct __test_metadata *_metadata, int fd)
+{
+	struct hlock_info info;
+	char policy[64];
+
+	ASSERT_EQ(0, read_policy(policy, sizeof(policy)));
+	ASSERT_STREQ("fifo", policy);
+	ASSERT_EQ(0, hlock_info(fd, &info));
+	ASSERT_EQ(HLOCK_POLICY_FIFO, (int)info.grant_policy);
+}
+
+TEST_F_TIMEOUT(fifo, fifo_grant, TEST_TMO)
+{
+	const char *p = "fifo/r";
+	int h = self->fd[0];
+	int *q = &self->fd[1];	/* IS IS X X S IS */
+	int i;
+
+	check_fifo_set(_metadata, h);
+	ASSERT_EQ(0, hlock_lock(h, p, X, 0, 0));
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(-EINPROGRESS, hlock_lock(q[i], p, queue_modes[i],
+						   ASYNC, 0))
+			TH_LOG("queue entry %d", i + 1);
+	}
+	ASSERT_UNLOCK(h, p, 0);
+
+	/* rule: fifo stops at the first conflicting request. */
+	ASSERT_GRANTED(q[0]);
+	ASSERT_GRANTED(q[1]);
+	for (i = 2; i < 6; i++) {
+		ASSERT_EQ(-EAGAIN, hlock_wait(q[i], 0))
+			TH_LOG("queue entry %d granted", i + 1);
+	}
+
+	ASSERT_UNLOCK(q[0], p, 0);
+	ASSERT_WAITING(q[2]);
+	ASSERT_UNLOCK(q[1], p, 0);
+	ASSERT_GRANTED(q[2]);
+	ASSERT_WAITING(q[3]);
+	ASSERT_WAITING(q[4]);
+	ASSERT_WAITING(q[5]);
+
+	ASSERT_UNLOCK(q[2], p, 0);
+	ASSERT_GRANTED(q[3]);
+	ASSERT_WAITING(q[4]);
+	ASSERT_WAITING(q[5]);
+
+	ASSERT_UNLOCK(q[3], p, 0);
+	ASSERT_GRANTED(q[4]);
+	ASSERT_GRANTED(q[5]);
+}
+
+/*
+ * rule: fifo "except right after a compatible-first request is granted,
+ * when it skips like batch".  Queue: S|CF, X, S.
+ */
+TEST_F_TIMEOUT(fifo, fifo_compat_first_skips, TEST_TMO)
+{
+	const char *p = "fifocf/r";
+	int h = self->fd[0], a = self->fd[1], b = self->fd[2];
+	int c = self->fd[3];
+
+	check_fifo_set(_metadata, h);
+	ASSERT_EQ(0, hlock_lock(h, p, X, 0, 0));
+	ASSERT_QUEUED(a, p, S, CF);
+	ASSERT_QUEUED(b, p, X, 0);
+	ASSERT_QUEUED(c, p, S, 0);
+	ASSERT_UNLOCK(h, p, 0);
+
+	ASSERT_GRANTED(a);
+	ASSERT_GRANTED(c);
+	ASSERT_WAITING(b);
+
+	ASSERT_UNLOCK(a, p, 0);
+	ASSERT_WAITING(b);
+	ASSERT_UNLOCK(c, p, 0);
+	ASSERT_GRANTED(b);
+}
+
+TEST_HARNESS_MAIN
