@@ -10,6 +10,8 @@
 #   make check        everything above on 6.1 and 6.12, in VMs
 #   make demo         processes sharing hierarchical locks, in a VM
 #   make checkpatch   checkpatch.pl on kmod/ and uapi/
+#   make bench        the statistics' overhead on lock+unlock, in a VM
+#   make install      everything under DESTDIR/PREFIX
 
 KDIR	?= /lib/modules/$(shell uname -r)/build
 TOP	:= $(CURDIR)
@@ -24,7 +26,8 @@ LIB_SRCS := lib/hlock.c
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIB_SOVER := 1
 
-.PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools
+.PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools \
+	install bench
 
 all: module lib
 
@@ -59,7 +62,7 @@ deps:
 	scripts/install-deps
 
 # Static, so that they run in the VM's initramfs as they are.
-TOOLS := $(BUILD)/tools/hlock-demo
+TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-demo hlock lshlock hlock-bench)
 tools: $(TOOLS)
 
 $(BUILD)/tools/%: tools/%.c $(LIB_SRCS) lib/hlock.h uapi/linux/hlock.h
@@ -80,6 +83,16 @@ demo: deps
 
 checkpatch: deps
 	scripts/checkpatch
+
+# The statistics' cost on the uncontended path, measured in a VM.
+bench: deps
+	scripts/bench
+
+# Module (for KDIR), library, headers, pkg-config file, tools and man
+# pages under DESTDIR/PREFIX; see scripts/install.
+PREFIX	?= /usr/local
+install: all
+	DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" KDIR="$(KDIR)" scripts/install
 
 clean:
 	rm -rf $(BUILD) lib/libhlock.a lib/libhlock.so

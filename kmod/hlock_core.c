@@ -389,6 +389,7 @@ static void req_release(struct hl_req *req)
 {
 	struct hl_head *h = req->head;
 
+	hl_note_release(req);
 	list_del(&req->locker_node);
 	head_release(h, req);
 	hl_req_free(req);
@@ -425,6 +426,7 @@ static bool op_advance(struct hl_locker *lk)
 		struct hl_head *h = op->heads[l];
 		struct hl_req *req = op->reqs[l];
 
+		hl_note_acquire(lk, l, m);
 		if (!req) {
 			req = op->spare[--op->nr_spare];
 			req->head = h;
@@ -439,20 +441,28 @@ static bool op_advance(struct hl_locker *lk)
 			op->step[l] = HL_STEP_NEW;
 			hl_head_get(h);
 			if (!head_request(h, req))
-				return false;
+				goto wait;
+			req->since = op->now;
 			list_add_tail(&req->locker_node, &lk->reqs);
 		} else if (hl_covers(req->mode, m)) {
 			op->step[l] = HL_STEP_RECURSE;
 		} else {
+			unsigned int target = hl_sup(req->mode, m);
+
 			op->step[l] = HL_STEP_CONVERT;
 			op->prev[l] = req->mode;
-			if (!head_convert(h, req, hl_sup(req->mode, m)))
-				return false;
+			hl_note_convert(req, target);
+			if (!head_convert(h, req, target))
+				goto wait;
 		}
+		hl_note_granted(lk, l, m, false);
 		op_count(op, l);
 	}
 	op->state = HL_OP_GRANTED;
 	return true;
+wait:
+	hl_note_wait(lk, op->level, op_mode(op, op->level));
+	return false;
 }
 
 /*
@@ -464,8 +474,12 @@ static void notify_granted(struct hl_req *req)
 	struct hl_locker *lk = req->locker;
 	struct hl_op *op = &lk->op;
 
-	if (op->step[op->level] == HL_STEP_NEW)
+	op->now = hl_clock();
+	if (op->step[op->level] == HL_STEP_NEW) {
+		req->since = op->now;
 		list_add_tail(&req->locker_node, &lk->reqs);
+	}
+	hl_note_granted(lk, op->level, op_mode(op, op->level), true);
 	op_count(op, op->level);
 	op->level++;
 	if (op_advance(lk))
@@ -504,6 +518,7 @@ int hl_op_start(struct hl_locker *lk, unsigned int mode, unsigned int flags)
 		if (op->reqs[l])
 			op->reqs[l]->pin++;
 	op->pinned = true;
+	op->now = hl_clock();
 	op->mode = mode;
 	op->flags = flags;
 	op->level = 0;
@@ -547,6 +562,7 @@ void hl_op_cancel(struct hl_locker *lk)
 	if (op->state == HL_OP_WAITING) {
 		struct hl_req *req = op->reqs[l];
 
+		hl_note_withdrawn(lk, l, op_mode(op, l));
 		head_cancel(req->head, req);
 		if (op->step[l] == HL_STEP_NEW) {
 			hl_req_free(req);

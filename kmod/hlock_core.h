@@ -97,6 +97,7 @@ struct hl_locker;
  *	here.
  * @pin: Set while the locker's operation in flight runs through this
  *	resource: the request stays even with no acquisition left.
+ * @since: hl_clock() when it was granted (the first time).
  */
 struct hl_req {
 	struct list_head node;
@@ -110,6 +111,7 @@ struct hl_req {
 	unsigned int own;
 	unsigned int child;
 	unsigned int pin;
+	u64 since;
 };
 
 /* States of the operation slot. */
@@ -142,6 +144,7 @@ enum hl_op_step {
  * @spare: Requests allocated by the caller for levels not yet held.
  * @nr_spare: Entries in @spare.
  * @pinned: hl_op_start() pinned the requests in @reqs.
+ * @now: hl_clock() when the operation started or last moved on.
  */
 struct hl_op {
 	unsigned int state;
@@ -156,6 +159,7 @@ struct hl_op {
 	struct hl_req *spare[HL_MAX_LEVELS];
 	unsigned int nr_spare;
 	bool pinned;
+	u64 now;
 };
 
 /**
@@ -220,5 +224,27 @@ void hl_op_granted(struct hl_locker *lk);
 void hl_head_unused(struct hl_head *h);
 /* Free a request that hl_op_start() took from the spares. */
 void hl_req_free(struct hl_req *req);
+/* A monotonic clock in ns. */
+u64 hl_clock(void);
+
+/*
+ * Events of an operation, for statistics and tracing; @level is the level
+ * of lk->op concerned and @mode the mode asked for there.
+ */
+/* The level is asked for (counted even if it never is granted). */
+void hl_note_acquire(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode);
+/* The level has to wait. */
+void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode);
+/* The level was granted, at once or (@waited) after hl_note_wait(). */
+void hl_note_granted(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode, bool waited);
+/* The waiting level was withdrawn. */
+void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
+		       unsigned int mode);
+/* @req starts converting to @target. */
+void hl_note_convert(struct hl_req *req, unsigned int target);
+/* @req is released. */
+void hl_note_release(struct hl_req *req);
 
 #endif /* _HLOCK_CORE_H */

@@ -13,9 +13,15 @@
  * its path up under the lock, drops it to allocate what is missing, and
  * looks again.  Waiters sleep on their own locker's wait queue, so a
  * release wakes exactly the lockers it granted.
+ *
+ * Observability: statistics per locker (under the lock) and module-wide
+ * (per-CPU counters summed on read, so the uncontended path writes no
+ * shared cache line for them), a lock table copied out of a snapshot, a
+ * rate-limited log line for slow waits, and tracepoints.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/errno.h>
 #include <linux/fs.h>
 #include <linux/hash.h>
@@ -23,10 +29,18 @@
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/miscdevice.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/poll.h>
+#include <linux/ratelimit.h>
 #include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/siphash.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -36,8 +50,15 @@
 
 #include "hlock_core.h"
 
+#define CREATE_TRACE_POINTS
+#include "hlock_trace.h"
+
 /* Buckets of the resource table, as a power of two. */
 #define HL_HASH_BITS	12
+/* Blockers the slow-wait log names. */
+#define HL_SLOW_PIDS	4
+/* hl_file.wait_level before the operation waited. */
+#define HL_NO_WAIT	UINT_MAX
 
 /**
  * struct hl_res - A resource: its lock head and its name.
@@ -67,12 +88,30 @@ struct hl_res {
  * @async: The operation in flight was queued with HLOCK_F_ASYNC; only
  *	such an operation can be collected by HLOCK_IOC_WAIT or cancelled by
  *	HLOCK_IOC_UNLOCK.  Protected by hl_space.lock.
+ * @owner: The process of the last lock call (thread group leader's pid).
+ * @comm: Its command name then.
+ * @stats: The locker's statistics.
+ * @wait_start: hl_clock() when the waiting level began to wait.
+ * @waited: Time the operation in flight has waited so far.
+ * @wait_level: Level of its first wait, HL_NO_WAIT before one.
+ * @nr_slow: Entries in @slow_pids.
+ * @slow_pids: Holders that blocked its first wait, for the slow-wait log.
+ *
+ * The fields from @owner on are protected by hl_space.lock.
  */
 struct hl_file {
 	struct hl_locker lk;
 	wait_queue_head_t wq;
 	bool granted;
 	bool async;
+	struct pid *owner;
+	char comm[HLOCK_COMM_LEN];
+	struct hlock_stats stats;
+	u64 wait_start;
+	u64 waited;
+	unsigned int wait_level;
+	unsigned int nr_slow;
+	pid_t slow_pids[HL_SLOW_PIDS];
 };
 
 /* A parsed path: levels root first, with the hash of each prefix. */
@@ -83,13 +122,96 @@ struct hl_path {
 	u64 hash[HL_MAX_LEVELS];
 };
 
+/*
+ * The one lock space.  @pathbuf holds paths built for log lines and trace
+ * events; @pcpu the module-wide statistics.
+ */
 static struct {
 	spinlock_t lock;		/* protects the table and hlock_core */
 	struct hl_res *root;
 	struct hlist_head table[1 << HL_HASH_BITS];
 	siphash_key_t key;
 	struct kmem_cache *req_cache;
+	struct hlock_stats __percpu *pcpu;
+	struct dentry *debugfs;
+	char pathbuf[HLOCK_PATH_MAX + 1];	/* under lock */
 } hl_space;
+
+static bool hl_stats_on = true;
+module_param_named(stats, hl_stats_on, bool, 0644);
+MODULE_PARM_DESC(stats, "Keep lock statistics (module-wide and per locker)");
+
+static unsigned int hl_slow_ms = 100;
+module_param_named(slow_ms, hl_slow_ms, uint, 0644);
+MODULE_PARM_DESC(slow_ms,
+		 "Log acquisitions that waited at least this long, in ms (0: off)");
+
+/* Add @n to one statistic of @f and of the module. */
+#define hl_stat_add(f, field, n)					\
+	do {								\
+		if (READ_ONCE(hl_stats_on)) {				\
+			(f)->stats.field += (n);			\
+			this_cpu_add(hl_space.pcpu->field, (n));	\
+		}							\
+	} while (0)
+
+static unsigned int hl_stat_level(unsigned int level)
+{
+	return min_t(unsigned int, level, HLOCK_LEVEL_OBJECT);
+}
+
+static struct hl_file *hl_file_of(struct hl_locker *lk)
+{
+	return container_of(lk, struct hl_file, lk);
+}
+
+static int hl_file_pid(const struct hl_file *f)
+{
+	return pid_nr(f->owner);
+}
+
+/* Bytes of the path of @h. */
+static unsigned int hl_path_len(const struct hl_head *h)
+{
+	unsigned int len = 0;
+
+	for (; h->parent; h = h->parent)
+		len += container_of(h, struct hl_res, head)->len +
+		       (len ? 1 : 0);
+	return len;
+}
+
+/* Write the path of @h, @len bytes (hl_path_len()) and a NUL, to @dst. */
+static void hl_path_fill(const struct hl_head *h, char *dst, unsigned int len)
+{
+	char *p = dst + len;
+
+	*p = '\0';
+	for (; h->parent; h = h->parent) {
+		const struct hl_res *r = container_of(h, struct hl_res, head);
+
+		if (p != dst + len)
+			*--p = '/';
+		p -= r->len;
+		memcpy(p, r->name, r->len);
+	}
+}
+
+/* The path of @h in hl_space.pathbuf.  Context: hl_space.lock held. */
+static const char *hl_head_path(const struct hl_head *h)
+{
+	hl_path_fill(h, hl_space.pathbuf, hl_path_len(h));
+	return hl_space.pathbuf;
+}
+
+static const char *const hl_mode_names[HLOCK_NR_MODES] = {
+	"NL", "IS", "IX", "S", "SIX", "X",
+};
+
+static const char *hl_mode_name(unsigned int mode)
+{
+	return mode < HLOCK_NR_MODES ? hl_mode_names[mode] : "?";
+}
 
 static unsigned int hl_policy = HLOCK_POLICY_BATCH;
 static const char *const hl_policy_names[] = {
@@ -131,6 +253,8 @@ unsigned int hl_grant_policy(void)
 	return READ_ONCE(hl_policy);
 }
 
+static void hl_slow_log(struct hl_file *f);
+
 /**
  * hl_op_granted() - Wake a locker whose waiting operation was granted.
  * @lk: The locker.
@@ -139,8 +263,9 @@ unsigned int hl_grant_policy(void)
  */
 void hl_op_granted(struct hl_locker *lk)
 {
-	struct hl_file *f = container_of(lk, struct hl_file, lk);
+	struct hl_file *f = hl_file_of(lk);
 
+	hl_slow_log(f);
 	WRITE_ONCE(f->granted, true);
 	wake_up_interruptible_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
 }
@@ -171,6 +296,169 @@ void hl_head_unused(struct hl_head *h)
 void hl_req_free(struct hl_req *req)
 {
 	kmem_cache_free(hl_space.req_cache, req);
+}
+
+/**
+ * hl_clock() - The clock of grant and wait times.
+ *
+ * Context: any.
+ * Return: CLOCK_MONOTONIC in ns.
+ */
+u64 hl_clock(void)
+{
+	return ktime_get_ns();
+}
+
+/**
+ * hl_note_acquire() - Count a level asked for.
+ * @lk: The locker.
+ * @level: The level of its operation.
+ * @mode: The mode asked for there.
+ *
+ * Context: hl_space.lock held.
+ */
+void hl_note_acquire(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode)
+{
+	hl_stat_add(hl_file_of(lk),
+		    level[hl_stat_level(level)].acquire_count[mode], 1);
+}
+
+/* Remember who holds what @lk waits for at @level, for the slow log. */
+static void hl_note_blockers(struct hl_file *f, unsigned int level,
+			     unsigned int mode)
+{
+	struct hl_head *h = f->lk.op.heads[level];
+	struct hl_req *req;
+	unsigned int i;
+
+	f->wait_level = level;
+	f->nr_slow = 0;
+	list_for_each_entry(req, &h->granted, node) {
+		pid_t pid = hl_file_pid(hl_file_of(req->locker));
+
+		if (req->locker == &f->lk ||
+		    !hl_conflicts(mode, hl_mode_bit(req->mode)))
+			continue;
+		for (i = 0; i < f->nr_slow && f->slow_pids[i] != pid; i++)
+			;
+		if (i == f->nr_slow && f->nr_slow < HL_SLOW_PIDS)
+			f->slow_pids[f->nr_slow++] = pid;
+	}
+}
+
+/**
+ * hl_note_wait() - A level of an operation starts to wait.
+ * @lk: The locker.
+ * @level: The level.
+ * @mode: The mode asked for there.
+ *
+ * Context: hl_space.lock held.
+ */
+void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode)
+{
+	struct hl_file *f = hl_file_of(lk);
+
+	f->wait_start = lk->op.now;
+	hl_stat_add(f, level[hl_stat_level(level)].wait_count[mode], 1);
+	if (f->wait_level == HL_NO_WAIT)
+		hl_note_blockers(f, level, mode);
+	if (trace_hlock_wait_enabled())
+		trace_hlock_wait(hl_file_pid(f),
+				 hl_head_path(lk->op.heads[level]), mode);
+}
+
+/* Account the wait of @level that ends at @now. */
+static void hl_note_waited(struct hl_file *f, unsigned int level,
+			   unsigned int mode, u64 now)
+{
+	u64 ns = now - f->wait_start;
+
+	f->waited += ns;
+	hl_stat_add(f, level[hl_stat_level(level)].wait_time_ns[mode], ns);
+}
+
+/**
+ * hl_note_granted() - A level of an operation was granted.
+ * @lk: The locker.
+ * @level: The level.
+ * @mode: The mode asked for there.
+ * @waited: Whether it waited first.
+ *
+ * Context: hl_space.lock held.
+ */
+void hl_note_granted(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode, bool waited)
+{
+	struct hl_file *f = hl_file_of(lk);
+
+	if (waited)
+		hl_note_waited(f, level, mode, lk->op.now);
+	if (trace_hlock_grant_enabled())
+		trace_hlock_grant(hl_file_pid(f),
+				  hl_head_path(lk->op.heads[level]), mode);
+}
+
+/**
+ * hl_note_withdrawn() - A waiting level of an operation was withdrawn.
+ * @lk: The locker.
+ * @level: The level.
+ * @mode: The mode asked for there.
+ *
+ * Context: hl_space.lock held.
+ */
+void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
+		       unsigned int mode)
+{
+	hl_note_waited(hl_file_of(lk), level, mode, hl_clock());
+}
+
+/**
+ * hl_note_convert() - A request starts converting.
+ * @req: The request.
+ * @target: The mode it converts to.
+ *
+ * Context: hl_space.lock held.
+ */
+void hl_note_convert(struct hl_req *req, unsigned int target)
+{
+	if (trace_hlock_convert_enabled())
+		trace_hlock_convert(hl_file_pid(hl_file_of(req->locker)),
+				    hl_head_path(req->head), target);
+}
+
+/**
+ * hl_note_release() - A request is released.
+ * @req: The request.
+ *
+ * Context: hl_space.lock held.
+ */
+void hl_note_release(struct hl_req *req)
+{
+	if (trace_hlock_release_enabled())
+		trace_hlock_release(hl_file_pid(hl_file_of(req->locker)),
+				    hl_head_path(req->head), req->mode);
+}
+
+/* Log an operation that waited at least slow_ms.  Context: lock held. */
+static void hl_slow_log(struct hl_file *f)
+{
+	struct hl_op *op = &f->lk.op;
+	u64 ms = READ_ONCE(hl_slow_ms);
+	char pids[HL_SLOW_PIDS * 12] = "";
+	unsigned int i, n = 0;
+
+	if (!ms || f->waited < ms * NSEC_PER_MSEC)
+		return;
+	for (i = 0; i < f->nr_slow; i++)
+		n += scnprintf(pids + n, sizeof(pids) - n, "%s%d",
+			       i ? ", " : "", f->slow_pids[i]);
+	pr_info_ratelimited("slow wait: pid %d (%s) waited %llu ms for %s on \"%s\" (queued at level %u); held by pids %s when the wait began\n",
+			    hl_file_pid(f), f->comm,
+			    div_u64(f->waited, NSEC_PER_MSEC),
+			    hl_mode_name(op->mode),
+			    hl_head_path(op->heads[op->nr - 1]), f->wait_level,
+			    n ? pids : "(none)");
 }
 
 /*
@@ -320,8 +608,35 @@ static void hl_op_clear(struct hl_file *f)
 	f->async = false;
 }
 
+/* The caller makes the lock calls of @f from now on.  Context: lock held. */
+static void hl_file_owner(struct hl_file *f)
+{
+	struct pid *pid = task_tgid(current);
+
+	if (f->owner != pid) {
+		put_pid(f->owner);
+		f->owner = get_pid(pid);
+	}
+	strscpy_pad(f->comm, current->comm, sizeof(f->comm));
+}
+
+/* A lock call gave up with @ret; count and trace it. */
+static void hl_gave_up(struct hl_file *f, const char *path, unsigned int mode,
+		       int ret)
+{
+	if (ret == -EINTR) {
+		hl_stat_add(f, interrupts, 1);
+		trace_hlock_cancel(hl_file_pid(f), path, mode,
+				   HLOCK_CANCEL_SIGNAL);
+	} else {
+		hl_stat_add(f, timeouts, 1);
+		trace_hlock_timeout(hl_file_pid(f), path, mode);
+	}
+}
+
 static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
-		      unsigned int mode, unsigned int flags, s64 timeout_ns)
+		      const char *path, unsigned int mode, unsigned int flags,
+		      s64 timeout_ns)
 {
 	struct hl_res *pre[HL_MAX_LEVELS] = { NULL };
 	struct hl_op *op = &f->lk.op;
@@ -335,6 +650,8 @@ static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
 	}
 	/* Claim the slot; other calls on this locker now get -EBUSY. */
 	op->state = HL_OP_SETUP;
+	hl_file_owner(f);
+	trace_hlock_request(hl_file_pid(f), path, mode, flags, timeout_ns);
 	for (;;) {
 		if (!op->nr && !hl_path_get(op, p, pre)) {
 			struct hl_res *res[HL_MAX_LEVELS];
@@ -364,6 +681,8 @@ static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
 			goto out_clear;
 	}
 
+	f->waited = 0;
+	f->wait_level = HL_NO_WAIT;
 	ret = hl_op_start(&f->lk, mode, flags);
 	if (ret != -EINPROGRESS)
 		goto out_clear;
@@ -373,6 +692,7 @@ static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
 	}
 	if (!timeout_ns) {
 		ret = -EAGAIN;
+		hl_gave_up(f, path, mode, ret);
 		goto out_cancel;
 	}
 	spin_unlock(&hl_space.lock);
@@ -385,6 +705,7 @@ static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
 		ret = 0;
 		goto out_clear;
 	}
+	hl_gave_up(f, path, mode, ret);
 out_cancel:
 	hl_op_cancel(&f->lk);
 out_clear:
@@ -421,6 +742,8 @@ static int hl_do_wait(struct hl_file *f, s64 timeout_ns)
 	ret = timeout_ns ? hl_wait_granted(f, timeout_ns) : -EAGAIN;
 
 	spin_lock(&hl_space.lock);
+	if (ret == -EINTR)
+		hl_stat_add(f, interrupts, 1);
 	if (op->state == HL_OP_GRANTED && f->async) {
 		ret = 0;
 		hl_op_clear(f);
@@ -431,6 +754,19 @@ static int hl_do_wait(struct hl_file *f, s64 timeout_ns)
 out_unlock:
 	spin_unlock(&hl_space.lock);
 	return ret;
+}
+
+/* Withdraw a queued operation on request of its locker, and count it. */
+static void hl_op_cancel_counted(struct hl_file *f, unsigned int why)
+{
+	struct hl_op *op = &f->lk.op;
+
+	hl_stat_add(f, cancels, 1);
+	if (trace_hlock_cancel_enabled())
+		trace_hlock_cancel(hl_file_pid(f),
+				   hl_head_path(op->heads[op->nr - 1]),
+				   op->mode, why);
+	hl_op_cancel(&f->lk);
 }
 
 /* HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE and HLOCK_IOC_HELD. */
@@ -460,7 +796,7 @@ static int hl_do_path(struct hl_file *f, unsigned int cmd,
 			ret = -EBUSY;
 			goto out_unlock;
 		}
-		hl_op_cancel(&f->lk);
+		hl_op_cancel_counted(f, HLOCK_CANCEL_UNLOCK);
 		hl_op_clear(f);
 		req = hl_locker_find(&f->lk, h);
 		ret = req ? req->own : 0;
@@ -490,7 +826,7 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 {
 	struct hlock_lock_args args;
 	struct hl_path p;
-	char *buf = NULL;
+	char *buf;
 	long ret;
 
 	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
@@ -514,15 +850,14 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 	}
 	if (args.path_len > HLOCK_PATH_MAX)
 		return -ENAMETOOLONG;
-	if (args.path_len) {
-		buf = memdup_user(u64_to_user_ptr(args.path), args.path_len);
-		if (IS_ERR(buf))
-			return PTR_ERR(buf);
-	}
+	/* NUL-terminated for the trace events; a NUL inside is -EINVAL. */
+	buf = memdup_user_nul(u64_to_user_ptr(args.path), args.path_len);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
 	ret = hl_path_parse(&p, buf, args.path_len);
 	if (!ret) {
 		if (cmd == HLOCK_IOC_LOCK)
-			ret = hl_do_lock(f, &p, args.mode, args.flags,
+			ret = hl_do_lock(f, &p, buf, args.mode, args.flags,
 					 args.timeout_ns);
 		else
 			ret = hl_do_path(f, cmd, &p, args.mode);
@@ -542,6 +877,248 @@ static long hl_ioctl_wait(struct hl_file *f, size_t usize, void __user *uarg)
 	if (args.flags || args.__pad || args.reserved[0] || args.reserved[1])
 		return -EINVAL;
 	return hl_do_wait(f, args.timeout_ns);
+}
+
+/* The module-wide statistics: the per-CPU counters summed. */
+static void hl_stats_sum(struct hlock_stats *st)
+{
+	u64 *sum = (u64 *)st;
+	unsigned int cpu, i;
+
+	BUILD_BUG_ON(sizeof(*st) % sizeof(u64));
+	memset(st, 0, sizeof(*st));
+	for_each_possible_cpu(cpu) {
+		const u64 *c = (const u64 *)per_cpu_ptr(hl_space.pcpu, cpu);
+
+		for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
+			sum[i] += READ_ONCE(c[i]);
+	}
+}
+
+static long hl_ioctl_stats(struct hl_file *f, size_t usize, void __user *uarg)
+{
+	struct hlock_stats_args args;
+	struct hlock_stats st;
+	void __user *dst;
+	size_t n;
+	long ret;
+
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags || args.__pad || args.reserved[0] || args.reserved[1])
+		return -EINVAL;
+	/* Room to grow, but never a length nobody could mean. */
+	if (!args.size || args.size > PAGE_SIZE)
+		return -EINVAL;
+	if (args.scope == HLOCK_STATS_LOCKER) {
+		spin_lock(&hl_space.lock);
+		st = f->stats;
+		spin_unlock(&hl_space.lock);
+	} else if (args.scope == HLOCK_STATS_GLOBAL) {
+		hl_stats_sum(&st);
+	} else {
+		return -EINVAL;
+	}
+	dst = u64_to_user_ptr(args.stats);
+	n = min_t(size_t, args.size, sizeof(st));
+	if (copy_to_user(dst, &st, n))
+		return -EFAULT;
+	if (args.size > n && clear_user(dst + n, args.size - n))
+		return -EFAULT;
+	return 0;
+}
+
+/* Add the pid of @req's owner to a record's blockers, once. */
+static void hl_blocker_add(struct hlock_lock_record *rec,
+			   const struct hl_req *req, struct pid_namespace *ns)
+{
+	u32 pid = pid_nr_ns(hl_file_of(req->locker)->owner, ns);
+	unsigned int i, n = min_t(unsigned int, rec->nr_blockers,
+				  HLOCK_MAX_BLOCKERS);
+
+	for (i = 0; i < n; i++)
+		if (rec->blockers[i] == pid)
+			return;
+	if (n < HLOCK_MAX_BLOCKERS)
+		rec->blockers[n] = pid;
+	rec->nr_blockers++;
+}
+
+/*
+ * Who blocks @req on @h: holders of modes that conflict with what it
+ * asks for, pending conversions whose target conflicts, and conflicting
+ * waiters ahead of it in the queue.
+ */
+static void hl_blockers(struct hlock_lock_record *rec, const struct hl_head *h,
+			const struct hl_req *req, struct pid_namespace *ns)
+{
+	unsigned int m = req->state == HL_CONVERTING ? req->convert : req->mode;
+	const struct hl_req *o;
+
+	list_for_each_entry(o, &h->granted, node) {
+		if (o == req)
+			continue;
+		if (hl_conflicts(m, hl_mode_bit(o->mode)) ||
+		    (o->state == HL_CONVERTING &&
+		     hl_conflicts(m, hl_mode_bit(o->convert))))
+			hl_blocker_add(rec, o, ns);
+	}
+	if (req->state != HL_WAITING)
+		return;
+	list_for_each_entry(o, &h->queue, node) {
+		if (o == req)
+			break;
+		if (hl_conflicts(m, hl_mode_bit(o->mode)))
+			hl_blocker_add(rec, o, ns);
+	}
+}
+
+/* Bytes of a lock record for a path of @len bytes. */
+static size_t hl_rec_size(unsigned int len)
+{
+	return ALIGN(sizeof(struct hlock_lock_record) + len + 1, 8);
+}
+
+static void hl_rec_fill(struct hlock_lock_record *rec, const struct hl_head *h,
+			unsigned int len, const struct hl_req *req,
+			struct pid_namespace *ns, u64 now)
+{
+	const struct hl_file *f = hl_file_of(req->locker);
+
+	memset(rec, 0, sizeof(*rec));
+	rec->rec_len = hl_rec_size(len);
+	rec->path_len = len;
+	rec->pid = pid_nr_ns(f->owner, ns);
+	if (rec->pid)
+		memcpy(rec->comm, f->comm, sizeof(rec->comm));
+	rec->mode = req->mode;
+	switch (req->state) {
+	case HL_GRANTED:
+		rec->state = HLOCK_STATE_GRANTED;
+		break;
+	case HL_CONVERTING:
+		rec->state = HLOCK_STATE_CONVERTING;
+		rec->convert_mode = req->convert;
+		break;
+	default:
+		rec->state = HLOCK_STATE_WAITING;
+		break;
+	}
+	if (req->state != HL_GRANTED) {
+		rec->wait_ns = now - f->wait_start;
+		hl_blockers(rec, h, req, ns);
+	}
+	if (req->state != HL_WAITING)
+		rec->held_ns = now - req->since;
+	hl_path_fill(h, (char *)(rec + 1), len);
+}
+
+/* Records of every request on @h, into @buf while they fit @cap. */
+static size_t hl_table_head(const struct hl_head *h, char *buf, size_t cap,
+			    size_t off, unsigned int *count,
+			    struct pid_namespace *ns, u64 now)
+{
+	const struct list_head *lists[] = { &h->granted, &h->queue };
+	unsigned int i, len = hl_path_len(h);
+	size_t size = hl_rec_size(len);
+	const struct hl_req *req;
+
+	for (i = 0; i < ARRAY_SIZE(lists); i++) {
+		list_for_each_entry(req, lists[i], node) {
+			if (buf && off + size <= cap) {
+				hl_rec_fill((void *)(buf + off), h, len, req,
+					    ns, now);
+				(*count)++;
+			}
+			off += size;
+		}
+	}
+	return off;
+}
+
+/*
+ * Fill @buf (@cap bytes, may be NULL) with the lock table, pids as seen
+ * in @ns.  Return: the bytes the whole table needs; it is all in @buf
+ * when that is at most @cap.  Context: hl_space.lock held.
+ */
+static size_t hl_table_fill(char *buf, size_t cap, unsigned int *count,
+			    struct pid_namespace *ns)
+{
+	u64 now = hl_clock();
+	struct hl_res *r;
+	size_t off;
+	unsigned int b;
+
+	*count = 0;
+	off = hl_table_head(&hl_space.root->head, buf, cap, 0, count, ns, now);
+	for (b = 0; b < ARRAY_SIZE(hl_space.table); b++)
+		hlist_for_each_entry(r, &hl_space.table[b], node)
+			off = hl_table_head(&r->head, buf, cap, off, count, ns,
+					    now);
+	return off;
+}
+
+/*
+ * A snapshot of the lock table in memory of its own, so that nothing is
+ * copied to user memory under the lock.  If @limit is below what the table
+ * needs, only *@needed is set.  Return: 0 or -errno.
+ */
+static int hl_table_snapshot(char **bufp, size_t *needed, unsigned int *count,
+			     size_t limit)
+{
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	size_t cap = 0, need;
+	char *buf = NULL;
+
+	for (;;) {
+		spin_lock(&hl_space.lock);
+		need = hl_table_fill(buf, cap, count, ns);
+		spin_unlock(&hl_space.lock);
+		if (need <= cap || need > limit)
+			break;
+		kvfree(buf);
+		/* Room for what appears before the next look. */
+		cap = need + need / 4;
+		buf = kvmalloc(cap, GFP_KERNEL_ACCOUNT);
+		if (!buf)
+			return -ENOMEM;
+	}
+	*needed = need;
+	*bufp = buf;
+	return 0;
+}
+
+static long hl_ioctl_table(size_t usize, void __user *uarg)
+{
+	struct hlock_table_args args;
+	unsigned int count = 0;
+	char *buf = NULL;
+	size_t needed;
+	long ret;
+
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags || args.reserved[0] || args.reserved[1])
+		return -EINVAL;
+	ret = hl_table_snapshot(&buf, &needed, &count, args.size);
+	if (ret)
+		return ret;
+	args.needed = needed;
+	args.count = 0;
+	if (needed > args.size) {
+		ret = -ENOSPC;
+	} else if (needed) {
+		if (copy_to_user(u64_to_user_ptr(args.buf), buf, needed))
+			ret = -EFAULT;
+		else
+			args.count = count;
+	}
+	kvfree(buf);
+	if (copy_to_user(uarg, &args, sizeof(args)))
+		return -EFAULT;
+	return ret;
 }
 
 static long hl_ioctl_info(void __user *uarg)
@@ -587,6 +1164,10 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return hl_ioctl_path(f, path_cmds[i], usize, uarg);
 	if (hl_cmd_is(cmd, HLOCK_IOC_WAIT, sizeof(struct hlock_wait_args)))
 		return hl_ioctl_wait(f, usize, uarg);
+	if (hl_cmd_is(cmd, HLOCK_IOC_STATS, sizeof(struct hlock_stats_args)))
+		return hl_ioctl_stats(f, usize, uarg);
+	if (hl_cmd_is(cmd, HLOCK_IOC_TABLE, sizeof(struct hlock_table_args)))
+		return hl_ioctl_table(usize, uarg);
 	if (cmd == HLOCK_IOC_GET_INFO)
 		return hl_ioctl_info(uarg);
 	return -ENOTTY;
@@ -608,6 +1189,9 @@ static int hl_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	hl_locker_init(&f->lk);
 	init_waitqueue_head(&f->wq);
+	f->owner = get_pid(task_tgid(current));
+	get_task_comm(f->comm, current);
+	f->wait_level = HL_NO_WAIT;
 	file->private_data = f;
 	return nonseekable_open(inode, file);
 }
@@ -617,8 +1201,12 @@ static int hl_release(struct inode *inode, struct file *file)
 	struct hl_file *f = file->private_data;
 
 	spin_lock(&hl_space.lock);
+	if (f->lk.op.state == HL_OP_WAITING ||
+	    (f->lk.op.state == HL_OP_GRANTED && f->async))
+		hl_op_cancel_counted(f, HLOCK_CANCEL_CLOSE);
 	hl_locker_release_all(&f->lk);
 	spin_unlock(&hl_space.lock);
+	put_pid(f->owner);
 	kfree(f);
 	return 0;
 }
@@ -639,6 +1227,47 @@ static struct miscdevice hl_misc = {
 	.mode = 0660,
 };
 
+/* /sys/kernel/debug/hlock/locks: the lock table for administrators. */
+static int hl_locks_show(struct seq_file *m, void *v)
+{
+	const struct hlock_lock_record *rec;
+	unsigned int count, i, b;
+	char *buf;
+	size_t needed, off = 0;
+	int ret;
+
+	ret = hl_table_snapshot(&buf, &needed, &count, SIZE_MAX);
+	if (ret)
+		return ret;
+	seq_printf(m, "%-16s %7s %-4s %-10s %14s %14s %-24s %s\n", "COMMAND",
+		   "PID", "MODE", "STATE", "WAIT_NS", "HELD_NS", "BLOCKERS",
+		   "RESOURCE");
+	for (i = 0; i < count; i++, off += rec->rec_len) {
+		char mode[8];
+
+		rec = (const void *)(buf + off);
+		if (rec->state == HLOCK_STATE_CONVERTING)
+			scnprintf(mode, sizeof(mode), "%s>%s",
+				  hl_mode_name(rec->mode),
+				  hl_mode_name(rec->convert_mode));
+		else
+			strscpy(mode, hl_mode_name(rec->mode), sizeof(mode));
+		seq_printf(m, "%-16s %7u %-4s %-10s %14llu %14llu ",
+			   rec->comm, rec->pid, mode,
+			   rec->state == HLOCK_STATE_GRANTED ? "granted" :
+			   rec->state == HLOCK_STATE_WAITING ? "waiting" :
+			   "converting", rec->wait_ns, rec->held_ns);
+		for (b = 0; b < min_t(u32, rec->nr_blockers,
+				      HLOCK_MAX_BLOCKERS); b++)
+			seq_printf(m, "%s%u", b ? "," : "", rec->blockers[b]);
+		seq_printf(m, "%*s\"%s\"\n", b ? 1 : 2, "",
+			   (const char *)(rec + 1));
+	}
+	kvfree(buf);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(hl_locks);
+
 static int __init hl_init(void)
 {
 	unsigned int i;
@@ -653,9 +1282,19 @@ static int __init hl_init(void)
 	for (i = 0; i < ARRAY_SIZE(hl_space.table); i++)
 		INIT_HLIST_HEAD(&hl_space.table[i]);
 	get_random_bytes(&hl_space.key, sizeof(hl_space.key));
-	hl_space.req_cache = KMEM_CACHE(hl_req, SLAB_ACCOUNT);
-	if (!hl_space.req_cache)
+	BUILD_BUG_ON(sizeof(struct hlock_stats_args) != 40);
+	BUILD_BUG_ON(sizeof(struct hlock_table_args) != 48);
+	BUILD_BUG_ON(sizeof(struct hlock_lock_record) != 96);
+	BUILD_BUG_ON(HLOCK_COMM_LEN != TASK_COMM_LEN);
+
+	hl_space.pcpu = alloc_percpu(struct hlock_stats);
+	if (!hl_space.pcpu)
 		return -ENOMEM;
+	hl_space.req_cache = KMEM_CACHE(hl_req, SLAB_ACCOUNT);
+	if (!hl_space.req_cache) {
+		ret = -ENOMEM;
+		goto err_pcpu;
+	}
 	hl_space.root = kzalloc(sizeof(*hl_space.root), GFP_KERNEL);
 	if (!hl_space.root) {
 		ret = -ENOMEM;
@@ -666,22 +1305,30 @@ static int __init hl_init(void)
 	ret = misc_register(&hl_misc);
 	if (ret)
 		goto err_root;
+	/* Optional: the module works without its debugfs file. */
+	hl_space.debugfs = debugfs_create_dir("hlock", NULL);
+	debugfs_create_file("locks", 0400, hl_space.debugfs, NULL,
+			    &hl_locks_fops);
 	return 0;
 
 err_root:
 	kfree(hl_space.root);
 err_cache:
 	kmem_cache_destroy(hl_space.req_cache);
+err_pcpu:
+	free_percpu(hl_space.pcpu);
 	return ret;
 }
 
 static void __exit hl_exit(void)
 {
+	debugfs_remove(hl_space.debugfs);
 	misc_deregister(&hl_misc);
 	/* Every file is closed: only the root's own reference is left. */
 	WARN_ON_ONCE(hl_space.root->head.refs != 1);
 	kfree(hl_space.root);
 	kmem_cache_destroy(hl_space.req_cache);
+	free_percpu(hl_space.pcpu);
 }
 
 module_init(hl_init);

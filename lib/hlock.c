@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -101,4 +102,77 @@ int hlock_mode_parse(const char *name)
 		if (!strcasecmp(name, mode_names[mode]))
 			return mode;
 	return -EINVAL;
+}
+
+int hlock_stats(int fd, unsigned int scope, struct hlock_stats *st)
+{
+	struct hlock_stats_args args;
+
+	if (!st)
+		return -EFAULT;
+	memset(&args, 0, sizeof(args));
+	args.stats = (uint64_t)(uintptr_t)st;
+	args.size = sizeof(*st);
+	args.scope = scope;
+	return sys_result(ioctl(fd, HLOCK_IOC_STATS, &args));
+}
+
+int hlock_table(int fd, void *buf, size_t size, size_t *needed)
+{
+	struct hlock_table_args args;
+	int ret;
+
+	memset(&args, 0, sizeof(args));
+	args.buf = (uint64_t)(uintptr_t)buf;
+	args.size = size;
+	ret = sys_result(ioctl(fd, HLOCK_IOC_TABLE, &args));
+	if (needed)
+		*needed = args.needed;
+	return ret < 0 ? ret : (int)args.count;
+}
+
+/* Bounded: the table can grow between the two calls, but not forever. */
+#define TABLE_TRIES	8
+
+int hlock_table_alloc(int fd, void **bufp)
+{
+	size_t size = 0, needed = 0;
+	void *buf = NULL;
+	int i, ret = -ENOSPC;
+
+	for (i = 0; i < TABLE_TRIES && ret == -ENOSPC; i++) {
+		free(buf);
+		/* Room for the records that appear meanwhile. */
+		size = needed + needed / 4 + 4096;
+		buf = malloc(size);
+		if (!buf)
+			return -ENOMEM;
+		ret = hlock_table(fd, buf, size, &needed);
+	}
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	*bufp = buf;
+	return ret;
+}
+
+const char *hlock_level_name(unsigned int level)
+{
+	static const char *const names[HLOCK_NR_LEVELS] = {
+		"Global", "Database", "Collection", "Object",
+	};
+
+	return level < HLOCK_NR_LEVELS ? names[level] : "?";
+}
+
+const char *hlock_state_name(unsigned int state)
+{
+	static const char *const names[] = {
+		[HLOCK_STATE_GRANTED] = "granted",
+		[HLOCK_STATE_WAITING] = "waiting",
+		[HLOCK_STATE_CONVERTING] = "converting",
+	};
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
 }

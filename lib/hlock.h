@@ -8,6 +8,7 @@
 #ifndef LIBHLOCK_H
 #define LIBHLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/hlock.h>
 
@@ -28,6 +29,31 @@ int hlock_held(int fd, const char *path);
 int hlock_info(int fd, struct hlock_info *info);
 const char *hlock_mode_name(int mode);
 int hlock_mode_parse(const char *name);
+int hlock_stats(int fd, unsigned int scope, struct hlock_stats *st);
+int hlock_table(int fd, void *buf, size_t size, size_t *needed);
+int hlock_table_alloc(int fd, void **buf);
+const char *hlock_level_name(unsigned int level);
+const char *hlock_state_name(unsigned int state);
+
+/*
+ * Walking the records hlock_table() copied:
+ *
+ *	const struct hlock_lock_record *rec = buf;
+ *	for (i = 0; i < count; i++, rec = hlock_record_next(rec))
+ *		printf("%s\n", hlock_record_path(rec));
+ */
+static inline const struct hlock_lock_record *
+hlock_record_next(const struct hlock_lock_record *rec)
+{
+	return (const struct hlock_lock_record *)((const char *)rec +
+						  rec->rec_len);
+}
+
+/* The record's resource path, NUL-terminated ("" for the root). */
+static inline const char *hlock_record_path(const struct hlock_lock_record *rec)
+{
+	return (const char *)(rec + 1);
+}
 
 #ifdef __cplusplus
 }

@@ -1733,7 +1733,11 @@ TEST_F_TIMEOUT(hl, bad_cmd, TEST_TMO)
 
 	args_init(&a, "bad/c", S, 0, 0);
 	EXPECT_EQ(-ENOTTY, raw_ioctl(fd, _IO(HLOCK_IOC_MAGIC, 0), NULL));
-	EXPECT_EQ(-ENOTTY, raw_ioctl(fd, _IOW(HLOCK_IOC_MAGIC, 7,
+	/* A number no command uses (the ABI grows from 1 upwards). */
+	EXPECT_EQ(-ENOTTY, raw_ioctl(fd, _IOW(HLOCK_IOC_MAGIC, 0x7f,
+					      struct hlock_lock_args), &a));
+	/* A known number with the wrong direction. */
+	EXPECT_EQ(-ENOTTY, raw_ioctl(fd, _IOR(HLOCK_IOC_MAGIC, 1,
 					      struct hlock_lock_args), &a));
 	EXPECT_EQ(-ENOTTY, raw_ioctl(fd, _IOWR(HLOCK_IOC_MAGIC, 99,
 					       struct hlock_lock_args), &a));

@@ -75,6 +75,60 @@ void hl_req_free(struct hl_req *req)
 	free(req);
 }
 
+static u64 clock_ns;
+
+u64 hl_clock(void)
+{
+	return ++clock_ns;
+}
+
+/* Per-locker event counts, checked against the operations' outcomes. */
+static unsigned long note_acquire, note_wait, note_granted, note_waited,
+	note_withdrawn, note_convert, note_release;
+
+void hl_note_acquire(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode)
+{
+	(void)lk;
+	CHECK(level < HL_MAX_LEVELS && mode && mode < HLOCK_NR_MODES,
+	      "acquire %u %u", level, mode);
+	note_acquire++;
+}
+
+void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode)
+{
+	CHECK(lk->op.level == level && mode, "wait at %u", level);
+	note_wait++;
+}
+
+void hl_note_granted(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode, bool waited)
+{
+	CHECK(lk->op.level == level && mode, "granted at %u", level);
+	note_granted++;
+	note_waited += waited;
+}
+
+void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
+		       unsigned int mode)
+{
+	CHECK(lk->op.level == level && mode, "withdrawn at %u", level);
+	note_withdrawn++;
+}
+
+void hl_note_convert(struct hl_req *req, unsigned int target)
+{
+	CHECK(hl_covers(target, req->mode) && target != req->mode,
+	      "convert %u to %u", req->mode, target);
+	note_convert++;
+}
+
+void hl_note_release(struct hl_req *req)
+{
+	CHECK(req->state == HL_GRANTED, "release state %u", req->state);
+	note_release++;
+}
+
 static struct hl_head *find_head(const char *path)
 {
 	int i;
@@ -675,6 +729,12 @@ int main(void)
 	test_hierarchy();
 	for (seed = 1; seed <= 200; seed++)
 		test_random(seed, 400);
+	/* Every level asked for was granted or withdrawn; every wait ended. */
+	CHECK(note_acquire == note_granted + note_withdrawn, "%lu != %lu + %lu",
+	      note_acquire, note_granted, note_withdrawn);
+	CHECK(note_wait == note_waited + note_withdrawn, "%lu != %lu + %lu",
+	      note_wait, note_waited, note_withdrawn);
+	CHECK(note_convert && note_release, "events seen");
 	printf("core_test: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -8,7 +8,10 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/types.h>
+
+typedef uint64_t u64;
 
 struct list_head {
 	struct list_head *next, *prev;

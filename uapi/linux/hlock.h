@@ -112,6 +112,132 @@ struct hlock_info {
 	__u64 reserved[4];
 };
 
+/* Levels of the statistics: a resource's depth below the root. */
+#define HLOCK_LEVEL_GLOBAL	0	/* the root */
+#define HLOCK_LEVEL_DATABASE	1
+#define HLOCK_LEVEL_COLLECTION	2
+#define HLOCK_LEVEL_OBJECT	3	/* and every deeper level */
+#define HLOCK_NR_LEVELS		4
+
+/* Values of hlock_stats_args.scope. */
+#define HLOCK_STATS_GLOBAL	0	/* the whole module */
+#define HLOCK_STATS_LOCKER	1	/* the calling locker */
+
+/**
+ * struct hlock_level_stats - Counters of one level, indexed by mode.
+ * @acquire_count: Acquisitions asked for, also those that later timed out
+ *	or were cancelled; an intent taken on an ancestor counts as that
+ *	intent at the ancestor's level.
+ * @wait_count: Acquisitions that had to wait.
+ * @wait_time_ns: Total time those waited, also when they gave up.
+ */
+struct hlock_level_stats {
+	__u64 acquire_count[HLOCK_NR_MODES];
+	__u64 wait_count[HLOCK_NR_MODES];
+	__u64 wait_time_ns[HLOCK_NR_MODES];
+};
+
+/**
+ * struct hlock_stats - Lock statistics (MongoDB's "locks" section).
+ * @level: Counters per level, HLOCK_LEVEL_*.
+ * @timeouts: Lock calls that gave up: timeouts, and tries that would
+ *	have waited.
+ * @interrupts: Waits interrupted by a signal.
+ * @cancels: Queued requests withdrawn by HLOCK_IOC_UNLOCK or close.
+ *
+ * Later versions may grow this structure at its end; pass its size in
+ * hlock_stats_args.size.
+ */
+struct hlock_stats {
+	struct hlock_level_stats level[HLOCK_NR_LEVELS];
+	__u64 timeouts;
+	__u64 interrupts;
+	__u64 cancels;
+};
+
+/**
+ * struct hlock_stats_args - Argument of HLOCK_IOC_STATS.
+ * @stats: User pointer to a struct hlock_stats to fill.
+ * @size: Its size; the kernel fills what both know of and zeroes the rest.
+ * @scope: HLOCK_STATS_GLOBAL or HLOCK_STATS_LOCKER.
+ * @flags: Must be zero.
+ * @__pad: Must be zero.
+ * @reserved: Must be zero.
+ */
+struct hlock_stats_args {
+	__u64 stats;
+	__u32 size;
+	__u32 scope;
+	__u32 flags;
+	__u32 __pad;
+	__u64 reserved[2];
+};
+
+/* Values of hlock_lock_record.state. */
+#define HLOCK_STATE_GRANTED	0
+#define HLOCK_STATE_WAITING	1
+#define HLOCK_STATE_CONVERTING	2
+
+/* Blocker pids one lock record carries at most. */
+#define HLOCK_MAX_BLOCKERS	8
+/* Bytes of a command name, with its NUL. */
+#define HLOCK_COMM_LEN		16
+
+/**
+ * struct hlock_lock_record - One request of the lock table.
+ * @rec_len: Bytes from this record to the next: this header, the path
+ *	and its NUL, padded to a multiple of 8.
+ * @path_len: Bytes of the resource path that follows this header (a NUL
+ *	comes after them); 0 for the root.
+ * @pid: Process that made the request, in the reader's pid namespace; 0
+ *	when it is not visible there.
+ * @mode: Mode held; for a waiting request, the mode asked for.
+ * @convert_mode: Target mode of a conversion, else HLOCK_NL.
+ * @state: HLOCK_STATE_*.
+ * @wait_ns: How long it has waited so far (waiting or converting), else 0.
+ * @held_ns: How long it has been held (granted or converting), else 0.
+ * @nr_blockers: How many requests block it: holders of conflicting modes
+ *	and conflicting waiters ahead of it; may exceed HLOCK_MAX_BLOCKERS.
+ * @__pad: Zero.
+ * @blockers: Pids of the first blockers (0 when not visible).
+ * @comm: Command name of @pid, NUL-terminated.
+ *
+ * The path follows the header directly, at offset
+ * sizeof(struct hlock_lock_record).
+ */
+struct hlock_lock_record {
+	__u32 rec_len;
+	__u32 path_len;
+	__u32 pid;
+	__u32 mode;
+	__u32 convert_mode;
+	__u32 state;
+	__u64 wait_ns;
+	__u64 held_ns;
+	__u32 nr_blockers;
+	__u32 __pad;
+	__u32 blockers[HLOCK_MAX_BLOCKERS];
+	char comm[HLOCK_COMM_LEN];
+};
+
+/**
+ * struct hlock_table_args - Argument of HLOCK_IOC_TABLE.
+ * @buf: User pointer to a buffer for the records.
+ * @size: Bytes at @buf.
+ * @needed: Set to the bytes the whole table needs.
+ * @count: Set to the records copied.
+ * @flags: Must be zero.
+ * @reserved: Must be zero.
+ */
+struct hlock_table_args {
+	__u64 buf;
+	__u64 size;
+	__u64 needed;
+	__u32 count;
+	__u32 flags;
+	__u64 reserved[2];
+};
+
 #define HLOCK_IOC_MAGIC		0xB7
 
 /*
@@ -153,5 +279,15 @@ struct hlock_info {
 #define HLOCK_IOC_WAIT		_IOW(HLOCK_IOC_MAGIC, 5, struct hlock_wait_args)
 /* HLOCK_IOC_GET_INFO: fill struct hlock_info. */
 #define HLOCK_IOC_GET_INFO	_IOR(HLOCK_IOC_MAGIC, 6, struct hlock_info)
+
+/* HLOCK_IOC_STATS: fill a struct hlock_stats.  Returns 0. */
+#define HLOCK_IOC_STATS		_IOW(HLOCK_IOC_MAGIC, 7, struct hlock_stats_args)
+/*
+ * HLOCK_IOC_TABLE: copy the lock table, one struct hlock_lock_record per
+ * granted, converting or waiting request.  Returns 0 with every record
+ * copied, or -1 with errno ENOSPC when @size is below @needed (nothing is
+ * copied; try again with a buffer of at least @needed bytes).
+ */
+#define HLOCK_IOC_TABLE		_IOWR(HLOCK_IOC_MAGIC, 8, struct hlock_table_args)
 
 #endif /* _UAPI_LINUX_HLOCK_H */

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tracepoints of hlock: events/hlock/ in tracefs.
+ *
+ * Paths are copied with __dynamic_array rather than __string, whose
+ * __assign_str() lost an argument between 6.1 and 6.12.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM hlock
+
+#if !defined(_HLOCK_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _HLOCK_TRACE_H
+
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+
+#define hlock_show_mode(m)						\
+	__print_symbolic(m, { 0, "NL" }, { 1, "IS" }, { 2, "IX" },	\
+			 { 3, "S" }, { 4, "SIX" }, { 5, "X" })
+
+/* One event about one resource: who, which path, which mode. */
+DECLARE_EVENT_CLASS(hlock_res_class,
+	TP_PROTO(int pid, const char *path, unsigned int mode),
+	TP_ARGS(pid, path, mode),
+	TP_STRUCT__entry(
+		__field(int, pid)
+		__field(unsigned int, mode)
+		__dynamic_array(char, path, strlen(path) + 1)
+	),
+	TP_fast_assign(
+		__entry->pid = pid;
+		__entry->mode = mode;
+		memcpy(__get_dynamic_array(path), path, strlen(path) + 1);
+	),
+	TP_printk("pid=%d path=\"%s\" mode=%s", __entry->pid,
+		  __get_str(path), hlock_show_mode(__entry->mode))
+);
+
+/* A lock call: the whole path and the mode asked for on it. */
+TRACE_EVENT(hlock_request,
+	TP_PROTO(int pid, const char *path, unsigned int mode,
+		 unsigned int flags, s64 timeout_ns),
+	TP_ARGS(pid, path, mode, flags, timeout_ns),
+	TP_STRUCT__entry(
+		__field(int, pid)
+		__field(unsigned int, mode)
+		__field(unsigned int, flags)
+		__field(s64, timeout_ns)
+		__dynamic_array(char, path, strlen(path) + 1)
+	),
+	TP_fast_assign(
+		__entry->pid = pid;
+		__entry->mode = mode;
+		__entry->flags = flags;
+		__entry->timeout_ns = timeout_ns;
+		memcpy(__get_dynamic_array(path), path, strlen(path) + 1);
+	),
+	TP_printk("pid=%d path=\"%s\" mode=%s flags=%#x timeout_ns=%lld",
+		  __entry->pid, __get_str(path),
+		  hlock_show_mode(__entry->mode), __entry->flags,
+		  __entry->timeout_ns)
+);
+
+/* One level of a lock call has to wait. */
+DEFINE_EVENT(hlock_res_class, hlock_wait,
+	TP_PROTO(int pid, const char *path, unsigned int mode),
+	TP_ARGS(pid, path, mode));
+
+/* One level of a lock call was granted after waiting. */
+DEFINE_EVENT(hlock_res_class, hlock_grant,
+	TP_PROTO(int pid, const char *path, unsigned int mode),
+	TP_ARGS(pid, path, mode));
+
+/* A held request starts converting to a stronger mode. */
+DEFINE_EVENT(hlock_res_class, hlock_convert,
+	TP_PROTO(int pid, const char *path, unsigned int mode),
+	TP_ARGS(pid, path, mode));
+
+/* A request is released (its last acquisition, or its locker closed). */
+DEFINE_EVENT(hlock_res_class, hlock_release,
+	TP_PROTO(int pid, const char *path, unsigned int mode),
+	TP_ARGS(pid, path, mode));
+
+/* A lock call gave up: timeout, or a try that would have waited. */
+DEFINE_EVENT(hlock_res_class, hlock_timeout,
+	TP_PROTO(int pid, const char *path, unsigned int mode),
+	TP_ARGS(pid, path, mode));
+
+/* Why hlock_cancel withdrew a request. */
+#define HLOCK_CANCEL_UNLOCK	0
+#define HLOCK_CANCEL_CLOSE	1
+#define HLOCK_CANCEL_SIGNAL	2
+
+/* A queued lock call was withdrawn: by unlock, close or a signal. */
+TRACE_EVENT(hlock_cancel,
+	TP_PROTO(int pid, const char *path, unsigned int mode,
+		 unsigned int why),
+	TP_ARGS(pid, path, mode, why),
+	TP_STRUCT__entry(
+		__field(int, pid)
+		__field(unsigned int, mode)
+		__field(unsigned int, why)
+		__dynamic_array(char, path, strlen(path) + 1)
+	),
+	TP_fast_assign(
+		__entry->pid = pid;
+		__entry->mode = mode;
+		__entry->why = why;
+		memcpy(__get_dynamic_array(path), path, strlen(path) + 1);
+	),
+	TP_printk("pid=%d path=\"%s\" mode=%s why=%s", __entry->pid,
+		  __get_str(path), hlock_show_mode(__entry->mode),
+		  __print_symbolic(__entry->why,
+				   { HLOCK_CANCEL_UNLOCK, "unlock" },
+				   { HLOCK_CANCEL_CLOSE, "close" },
+				   { HLOCK_CANCEL_SIGNAL, "signal" }))
+);
+
+#endif /* _HLOCK_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE hlock_trace
+#include <trace/define_trace.h>
