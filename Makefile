@@ -88,10 +88,10 @@ checkpatch: deps
 bench: deps
 	scripts/bench
 
-# Module (for KDIR), library, headers, pkg-config file, tools and man
-# pages under DESTDIR/PREFIX; see scripts/install.
+# Module (for KDIR, when it has headers), library, headers, pkg-config
+# file, tools and man pages under DESTDIR/PREFIX; see scripts/install.
 PREFIX	?= /usr/local
-install: all
+install: lib
 	DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" KDIR="$(KDIR)" scripts/install
 
 clean:

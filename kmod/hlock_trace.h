@@ -66,12 +66,12 @@ DEFINE_EVENT(hlock_res_class, hlock_wait,
 	TP_PROTO(int pid, const char *path, unsigned int mode),
 	TP_ARGS(pid, path, mode));
 
-/* One level of a lock call was granted after waiting. */
+/* One level of a lock call was granted, at once or after waiting. */
 DEFINE_EVENT(hlock_res_class, hlock_grant,
 	TP_PROTO(int pid, const char *path, unsigned int mode),
 	TP_ARGS(pid, path, mode));
 
-/* A held request starts converting to a stronger mode. */
+/* A held request asks to convert to a stronger mode (granted or not). */
 DEFINE_EVENT(hlock_res_class, hlock_convert,
 	TP_PROTO(int pid, const char *path, unsigned int mode),
 	TP_ARGS(pid, path, mode));

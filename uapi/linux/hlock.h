@@ -158,7 +158,8 @@ struct hlock_stats {
 /**
  * struct hlock_stats_args - Argument of HLOCK_IOC_STATS.
  * @stats: User pointer to a struct hlock_stats to fill.
- * @size: Its size; the kernel fills what both know of and zeroes the rest.
+ * @size: Its size, 1 to the page size (else EINVAL); the kernel fills
+ *	what both know of and zeroes the rest.
  * @scope: HLOCK_STATS_GLOBAL or HLOCK_STATS_LOCKER.
  * @flags: Must be zero.
  * @__pad: Must be zero.
@@ -189,18 +190,20 @@ struct hlock_stats_args {
  *	and its NUL, padded to a multiple of 8.
  * @path_len: Bytes of the resource path that follows this header (a NUL
  *	comes after them); 0 for the root.
- * @pid: Process that made the request, in the reader's pid namespace; 0
- *	when it is not visible there.
+ * @pid: Process that made the locker's last lock call (so, for a locker
+ *	shared across fork, not necessarily this request's), in the reader's
+ *	pid namespace; 0 when it is not visible there.
  * @mode: Mode held; for a waiting request, the mode asked for.
  * @convert_mode: Target mode of a conversion, else HLOCK_NL.
  * @state: HLOCK_STATE_*.
  * @wait_ns: How long it has waited so far (waiting or converting), else 0.
  * @held_ns: How long it has been held (granted or converting), else 0.
- * @nr_blockers: How many requests block it: holders of conflicting modes
- *	and conflicting waiters ahead of it; may exceed HLOCK_MAX_BLOCKERS.
+ * @nr_blockers: How many distinct processes block it: holders of
+ *	conflicting modes and conflicting waiters ahead of it; may exceed
+ *	HLOCK_MAX_BLOCKERS.
  * @__pad: Zero.
  * @blockers: Pids of the first blockers (0 when not visible).
- * @comm: Command name of @pid, NUL-terminated.
+ * @comm: Command name of @pid, NUL-terminated; empty when @pid is 0.
  *
  * The path follows the header directly, at offset
  * sizeof(struct hlock_lock_record).
@@ -244,7 +247,8 @@ struct hlock_table_args {
  * HLOCK_IOC_LOCK: lock a path, with intents on its ancestors.  Returns 0
  * when granted, or -1 with errno: EINPROGRESS (queued, HLOCK_F_ASYNC),
  * EAGAIN, ETIMEDOUT, EINTR, EBUSY (a request is pending or uncollected),
- * EINVAL, ENAMETOOLONG, EFAULT, ENOMEM.
+ * EINVAL, ENAMETOOLONG, EFAULT, ENOMEM, EOVERFLOW (a recursion count would
+ * pass INT_MAX).
  */
 #define HLOCK_IOC_LOCK		_IOW(HLOCK_IOC_MAGIC, 1, struct hlock_lock_args)
 /*
@@ -253,7 +257,8 @@ struct hlock_table_args {
  * also once granted but not yet collected: the locker is then as before
  * that lock call.  Returns how many acquisitions made on the path remain,
  * or -1 with errno ENOENT when neither held nor pending, EBUSY when the
- * path is an ancestor of the request in flight.
+ * path is an ancestor of the request in flight or the target of another
+ * thread's blocking HLOCK_IOC_LOCK.
  *
  * The mode held never weakens on unlock: while a descendant still holds
  * an intent here, the request stays in its mode (as MongoDB keeps it)
@@ -277,7 +282,10 @@ struct hlock_table_args {
  * slot belongs to another thread's blocking HLOCK_IOC_LOCK).
  */
 #define HLOCK_IOC_WAIT		_IOW(HLOCK_IOC_MAGIC, 5, struct hlock_wait_args)
-/* HLOCK_IOC_GET_INFO: fill struct hlock_info. */
+/*
+ * HLOCK_IOC_GET_INFO: fill struct hlock_info.  Matched by its exact
+ * number: a later, larger struct hlock_info will come with a new command.
+ */
 #define HLOCK_IOC_GET_INFO	_IOR(HLOCK_IOC_MAGIC, 6, struct hlock_info)
 
 /* HLOCK_IOC_STATS: fill a struct hlock_stats.  Returns 0. */
@@ -286,7 +294,8 @@ struct hlock_table_args {
  * HLOCK_IOC_TABLE: copy the lock table, one struct hlock_lock_record per
  * granted, converting or waiting request.  Returns 0 with every record
  * copied, or -1 with errno ENOSPC when @size is below @needed (nothing is
- * copied; try again with a buffer of at least @needed bytes).
+ * copied; try again with a buffer of at least @needed bytes), ENOMEM,
+ * EFAULT, EINVAL.
  */
 #define HLOCK_IOC_TABLE		_IOWR(HLOCK_IOC_MAGIC, 8, struct hlock_table_args)
 
