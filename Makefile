@@ -69,7 +69,7 @@ $(BUILD)/tools/%: tools/%.c $(LIB_SRCS) lib/hlock.h uapi/linux/hlock.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WFLAGS) -static -Ilib -Iuapi -o $@ $< $(LIB_SRCS)
 
-selftests: deps lib
+selftests: deps lib tools
 	$(MAKE) -C selftests OUTPUT=$(BUILD)/selftests TOP=$(TOP)
 
 unit:

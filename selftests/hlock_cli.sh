@@ -1,0 +1,529 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# hlock_cli.sh: tests of the hlock(1) and lshlock(8) command-line tools,
+# for busybox ash in the VM:
+#
+#   gcc -O2 -static -o build/selftests/json_check selftests/json_check.c
+#   scripts/vm-run --extra build/tools/hlock --extra build/tools/lshlock \
+#	--extra build/selftests/json_check selftests/hlock_cli.sh
+#
+# hlock, lshlock and json_check (static) are taken from the directory of
+# this script.  Prints kselftest-style TAP and a "# Totals:" line; exits 0
+# if every test passed, else 1; without /dev/hlock or one of the three
+# programs, skips every test and exits 4 (KSFT_SKIP).
+#
+# Every test uses resource names of its own (cli<N>/...), starts what it
+# needs in the background and kills and reaps it afterwards.  Waits are
+# poll loops, never fixed sleeps; no timing is asserted.
+
+cd "$(dirname "$0")" || exit 1
+H=./hlock
+L=./lshlock
+J=./json_check
+TMP=${TMPDIR:-/tmp}/hlock_cli.$$
+mkdir -p "$TMP" || exit 1
+ERR=$TMP/err
+OUT=$TMP/out
+LOCK_KEYS=command,pid,resource,mode,state,wait_ns,held_ns,blockers
+# The shell's own messages (such as "Terminated" for a background job
+# killed on purpose) would break the TAP stream: keep them, print them as
+# diagnostics at the end.
+exec 3>&2 2>"$TMP/sh.err"
+
+NTESTS=33
+n=0
+pass=0
+fail=0
+skip=0
+BG=
+
+# A diagnostic line.
+diag() {
+	echo "# $*"
+}
+
+# Fail the current test with a message; returns 1 for "|| return".
+bad() {
+	diag "$*"
+	return 1
+}
+
+# Start a command in the background; its pid is in $BGPID.
+bg() {
+	"$@" &
+	BGPID=$!
+	BG="$BG $BGPID"
+}
+
+# Kill and reap what the test left in the background.
+cleanup() {
+	for p in $BG; do
+		kill "$p" 2>/dev/null
+	done
+	for p in $BG; do
+		wait "$p" 2>/dev/null
+	done
+	BG=
+}
+
+# Retry a command, 0.1 s apart, until it succeeds; 1 if it never does.
+poll() {
+	i=0
+	until "$@"; do
+		i=$((i + 1))
+		[ $i -ge 150 ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+# has PID RESOURCE STATE: the lock table has that request.
+has() {
+	$L -r -n -o pid,resource,state -p "$1" | grep -qxF "$1 $2 $3"
+}
+
+# gone PID RESOURCE: it has none.
+gone() {
+	! $L -r -n -o pid,resource -p "$1" | grep -qxF "$1 $2"
+}
+
+# expect_rc WANT GOT WHAT
+expect_rc() {
+	[ "$2" = "$1" ] || bad "$3: exit status $2, expected $1"
+}
+
+run() {
+	name=$1
+	shift
+	if "$@"; then
+		rc=0
+	else
+		rc=1
+		[ -s "$ERR" ] && sed 's/^/# stderr: /' "$ERR"
+	fi
+	cleanup
+	: >"$ERR"
+	n=$((n + 1))
+	if [ $rc = 0 ]; then
+		pass=$((pass + 1))
+		echo "ok $n $name"
+	else
+		fail=$((fail + 1))
+		echo "not ok $n $name"
+	fi
+}
+
+# --- hlock -----------------------------------------------------------------
+
+t_exit_status() {
+	$H cli1/a true 2>"$ERR"
+	expect_rc 0 $? "hlock true" || return 1
+	$H cli1/a sh -c 'exit 7' 2>"$ERR"
+	expect_rc 7 $? "hlock sh -c 'exit 7'"
+}
+
+t_shell_command() {
+	# shellcheck disable=SC2016 # $0 is for the shell hlock runs
+	out=$($H cli2/a -c 'echo "$0:hi"; exit 3' 2>"$ERR")
+	expect_rc 3 $? "hlock -c 'exit 3'" || return 1
+	[ "$out" = "/bin/sh:hi" ] || bad "output '$out'"
+}
+
+t_killed_status() {
+	$H cli3/a sh -c 'kill -TERM $$' 2>"$ERR"
+	expect_rc 143 $? "command killed by SIGTERM"
+}
+
+t_root() {
+	out=$($H "" -c "$L -r -n -o resource,mode -p \$PPID" 2>"$ERR")
+	expect_rc 0 $? "hlock ''" || return 1
+	[ "$out" = "(global) X" ] || bad "holds '$out', expected (global) X"
+}
+
+t_mode_ix() {
+	out=$($H -m ix cli5/m -c "$L -r -n -o resource,mode -p \$PPID" \
+	      2>"$ERR")
+	expect_rc 0 $? "hlock -m ix" || return 1
+	want=$(printf '(global) IX\ncli5 IX\ncli5/m IX')
+	[ "$out" = "$want" ] || bad "holds '$out'"
+}
+
+t_held_while_running() {
+	$H cli6/a -c "$H -n cli6/a true" 2>"$ERR"
+	expect_rc 1 $? "hlock -n inside hlock on the same resource"
+}
+
+t_conflict_nonblock() {
+	bg $H cli7/b sleep 60
+	poll has $BGPID cli7/b granted || bad "holder never granted" ||
+		return 1
+	$H -n cli7/b true 2>"$ERR"
+	expect_rc 1 $? "hlock -n on a held X" || return 1
+	grep -q "cli7/b" "$ERR" || bad "no message naming cli7/b"
+}
+
+t_conflict_exit_code() {
+	bg $H cli8/b sleep 60
+	poll has $BGPID cli8/b granted || bad "holder never granted" ||
+		return 1
+	$H -n -E 42 cli8/b true 2>"$ERR"
+	expect_rc 42 $? "hlock -n -E 42"
+}
+
+t_timeout() {
+	bg $H cli9/b sleep 60
+	poll has $BGPID cli9/b granted || bad "holder never granted" ||
+		return 1
+	$H -w 0.3 cli9/b true 2>"$ERR"
+	expect_rc 1 $? "hlock -w 0.3" || return 1
+	grep -q "timed out" "$ERR" || bad "no 'timed out' message"
+}
+
+t_shared() {
+	bg $H -s cli10/s sleep 60
+	poll has $BGPID cli10/s granted || bad "first S never granted" ||
+		return 1
+	$H -s -n cli10/s true 2>"$ERR"
+	expect_rc 0 $? "second hlock -s -n" || return 1
+	$H -n cli10/s true 2>"$ERR"
+	expect_rc 1 $? "hlock -n (X) against S"
+}
+
+t_verbose() {
+	$H -v cli11/db/coll true 2>"$ERR"
+	expect_rc 0 $? "hlock -v" || return 1
+	grep -q "got X on cli11/db/coll after" "$ERR" ||
+		bad "no 'got X on ... after' line" || return 1
+	grep -q "locks: {.*Global: { acquireCount: { w: 1 } }" "$ERR" ||
+		bad "no Global IX in the locks line" || return 1
+	grep -q "Object: { acquireCount: { W: 1 } }" "$ERR" ||
+		bad "no Object X in the locks line"
+}
+
+t_verbose_wait() {
+	bg $H cli12/b sleep 60
+	holder=$BGPID
+	poll has $holder cli12/b granted || bad "holder never granted" ||
+		return 1
+	$H -v cli12/b true 2>"$ERR" &
+	waiter=$!
+	BG="$BG $waiter"
+	poll has $waiter cli12/b waiting || bad "waiter never queued" ||
+		return 1
+	kill $holder
+	wait $waiter
+	expect_rc 0 $? "hlock -v after a wait" || return 1
+	grep -q "Collection: {.*acquireWaitCount: { W: 1 }.*timeAcquiringMicros: { W: [1-9]" \
+		"$ERR" || bad "no wait in the Collection statistics"
+}
+
+t_usage() {
+	$H --bogus cli13/x true 2>"$ERR"
+	expect_rc 64 $? "hlock --bogus" || return 1
+	grep -q "Usage" "$ERR" || bad "no usage message" || return 1
+	for args in "" "cli13/x" "-m foo cli13/x true" "-w abc cli13/x true" \
+		    "-E 256 cli13/x true" "cli13/x -c" "cli13/x -c a b"; do
+		# shellcheck disable=SC2086 # split on purpose
+		$H $args 2>/dev/null
+		expect_rc 64 $? "hlock $args" || return 1
+	done
+}
+
+t_bad_path() {
+	$H 'a//b' true 2>"$ERR"
+	expect_rc 65 $? "hlock a//b" || return 1
+	grep -q 'a//b' "$ERR" || bad "no message naming a//b" || return 1
+	for p in /x x/ cli14/a/b/c/d/e/f/g/h; do
+		$H "$p" true 2>/dev/null
+		expect_rc 65 $? "hlock $p" || return 1
+	done
+}
+
+t_not_found() {
+	$H cli15/a /nonexistent/command 2>"$ERR"
+	expect_rc 127 $? "hlock /nonexistent/command" || return 1
+	$H cli15/a no-such-command-here 2>"$ERR"
+	expect_rc 127 $? "hlock no-such-command-here"
+}
+
+t_not_executable() {
+	: >"$TMP/noexec"
+	chmod 644 "$TMP/noexec"
+	$H cli16/a "$TMP/noexec" 2>"$ERR"
+	expect_rc 126 $? "hlock on a file without x"
+}
+
+t_forward_signal() {
+	# The command traps SIGTERM: 5 if it got it, 143 if only hlock did.
+	# shellcheck disable=SC2016 # $1 is for that shell
+	bg $H cli17/f sh -c 'trap "exit 5" TERM; : >"$1"
+			     while :; do sleep 0.1; done' sh "$TMP/ready17"
+	pid=$BGPID
+	poll has $pid cli17/f granted || bad "never granted" || return 1
+	poll test -e "$TMP/ready17" || bad "the trap was never set" ||
+		return 1
+	kill -TERM $pid
+	wait $pid
+	expect_rc 5 $? "hlock after SIGTERM" || return 1
+	BG=
+	poll gone $pid cli17/f || bad "lock not released"
+}
+
+t_interrupt_waiting() {
+	bg $H cli18/i sleep 60
+	holder=$BGPID
+	poll has $holder cli18/i granted || bad "holder never granted" ||
+		return 1
+	bg $H cli18/i true
+	waiter=$BGPID
+	poll has $waiter cli18/i waiting || bad "waiter never queued" ||
+		return 1
+	kill -TERM $waiter
+	wait $waiter
+	expect_rc 143 $? "waiting hlock after SIGTERM" || return 1
+	poll gone $waiter cli18/i || bad "waiter still queued" || return 1
+	has $holder cli18/i granted || bad "holder lost its lock"
+}
+
+# --- lshlock ---------------------------------------------------------------
+
+t_ls_holder() {
+	bg $H -s cli19/c sleep 60
+	pid=$BGPID
+	poll has $pid cli19/c granted || bad "never listed" || return 1
+	line=$($L -r -n -o command,pid,resource,mode,state,wait,blocker \
+	       -p $pid | grep " cli19/c ")
+	[ "$line" = "hlock $pid cli19/c S granted - -" ] ||
+		bad "listed as '$line'" || return 1
+	# The intents on the ancestors are there too.
+	# shellcheck disable=SC2015 # bad only ever returns 1
+	has $pid cli19 granted && has $pid "(global)" granted ||
+		bad "no intents listed"
+}
+
+t_ls_waiter() {
+	bg $H cli20/w sleep 60
+	holder=$BGPID
+	poll has $holder cli20/w granted || bad "holder never granted" ||
+		return 1
+	bg $H -s cli20/w true
+	waiter=$BGPID
+	poll has $waiter cli20/w waiting || bad "waiter never listed" ||
+		return 1
+	line=$($L -r -n -o pid,resource,mode,state,held,blocker -p $waiter |
+	       grep " cli20/w ")
+	[ "$line" = "$waiter cli20/w S waiting - $holder" ] ||
+		bad "listed as '$line'"
+}
+
+t_ls_json() {
+	bg $H cli21/j sleep 60
+	holder=$BGPID
+	poll has $holder cli21/j granted || bad "holder never granted" ||
+		return 1
+	bg $H cli21/j true
+	poll has $BGPID cli21/j waiting || bad "waiter never listed" ||
+		return 1
+	$L -J >"$OUT" 2>"$ERR" || bad "lshlock -J failed" || return 1
+	$J --lock-keys $LOCK_KEYS --exact --min-locks 6 <"$OUT" 2>>"$ERR" ||
+		bad "lshlock -J output rejected" || return 1
+	grep -q "{\"command\": \"hlock\", \"pid\": $holder, \"resource\": \"cli21/j\", \"mode\": \"X\", \"state\": \"granted\", \"wait_ns\": 0, \"held_ns\": [0-9]*, \"blockers\": \[\]}" \
+		"$OUT" || bad "no record of the holder" || return 1
+	grep -q "\"resource\": \"cli21/j\", \"mode\": \"X\", \"state\": \"waiting\", \"wait_ns\": [0-9]*, \"held_ns\": 0, \"blockers\": \[$holder\]}" \
+		"$OUT" || bad "no record of the waiter"
+}
+
+t_ls_json_columns() {
+	bg $H cli22/j sleep 60
+	poll has $BGPID cli22/j granted || bad "never granted" || return 1
+	$L -J -o PID,resource >"$OUT" 2>"$ERR" || bad "lshlock failed" ||
+		return 1
+	$J --lock-keys pid,resource --exact --min-locks 3 <"$OUT" \
+		2>>"$ERR" || bad "lshlock -J -o output rejected"
+}
+
+t_ls_json_escape() {
+	res=$(printf 'cli23/q"\\\t\377x')
+	bg $H -s "$res" sleep 60
+	pid=$BGPID
+	poll has $pid cli23 granted || bad "never granted" || return 1
+	poll has $pid 'cli23/q"\x5c\x09\xffx' granted ||
+		bad "raw output not escaped" || return 1
+	$L -J -p $pid >"$OUT" 2>"$ERR" || bad "lshlock failed" || return 1
+	$J --lock-keys $LOCK_KEYS <"$OUT" 2>>"$ERR" ||
+		bad "escaped JSON rejected" || return 1
+	grep -qF '"resource": "cli23/q\"\\\u0009\u00ffx"' "$OUT" ||
+		bad "resource not escaped as expected"
+}
+
+t_ls_noheadings() {
+	bg $H cli24/n sleep 60
+	poll has $BGPID cli24/n granted || bad "never granted" || return 1
+	$L >"$OUT" 2>"$ERR" || bad "lshlock failed" || return 1
+	head -n 1 "$OUT" | grep -q '^COMMAND  *PID RESOURCE  *MODE  *STATE  *WAIT  *HELD BLOCKER$' ||
+		bad "header '$(head -n 1 "$OUT")'" || return 1
+	$L -n >"$OUT" 2>"$ERR" || bad "lshlock -n failed" || return 1
+	[ -s "$OUT" ] || bad "lshlock -n printed nothing" || return 1
+	! grep -q '^COMMAND' "$OUT" || bad "lshlock -n printed a header"
+}
+
+t_ls_output() {
+	bg $H cli25/o sleep 60
+	pid=$BGPID
+	poll has $pid cli25/o granted || bad "never granted" || return 1
+	$L -o PID,resource >"$OUT" 2>"$ERR" || bad "lshlock failed" ||
+		return 1
+	[ "$(head -n 1 "$OUT" | awk '{ print $1 "," $2 "," NF }')" = \
+	  "PID,RESOURCE,2" ] || bad "header '$(head -n 1 "$OUT")'" ||
+		return 1
+	awk 'NF != 2 { exit 1 }' "$OUT" || bad "rows without 2 columns" ||
+		return 1
+	grep -q "^ *$pid cli25/o$" "$OUT" || bad "no row of the holder" ||
+		return 1
+	# +LIST appends to the default columns.
+	[ "$($L -r -o +pid -p $pid | head -n 1)" = \
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER" ] ||
+		bad "-o +pid: '$($L -r -o +pid | head -n 1)'"
+}
+
+t_ls_pid() {
+	bg $H cli26/p1 sleep 60
+	a=$BGPID
+	bg $H cli26/p2 sleep 60
+	b=$BGPID
+	poll has $a cli26/p1 granted && poll has $b cli26/p2 granted ||
+		bad "never granted" || return 1
+	[ "$($L -r -n -o pid -p $a | sort -u)" = "$a" ] ||
+		bad "-p $a lists other pids" || return 1
+	$L -r -n -o resource -p $a | grep -qx cli26/p1 ||
+		bad "-p $a misses cli26/p1" || return 1
+	! $L -r -n -o resource -p $a | grep -q cli26/p2 ||
+		bad "-p $a lists cli26/p2"
+}
+
+t_ls_raw() {
+	bg $H cli27/r sleep 60
+	pid=$BGPID
+	poll has $pid cli27/r granted || bad "never granted" || return 1
+	$L -r -o command,pid,resource,state,held -p $pid >"$OUT" 2>"$ERR" ||
+		bad "lshlock -r failed" || return 1
+	[ "$(head -n 1 "$OUT")" = "COMMAND PID RESOURCE STATE HELD" ] ||
+		bad "header '$(head -n 1 "$OUT")'" || return 1
+	grep -qx "hlock $pid cli27/r granted [0-9][0-9]*" "$OUT" ||
+		bad "no raw row of the holder"
+}
+
+t_ls_list_columns() {
+	$L -H >"$OUT" 2>"$ERR" || bad "lshlock -H failed" || return 1
+	for c in COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER; do
+		grep -q "^$c " "$OUT" || bad "no column $c" || return 1
+	done
+}
+
+t_ls_stats_json() {
+	$L --stats -J >"$OUT" 2>"$ERR" || bad "lshlock --stats -J failed" ||
+		return 1
+	$J --top-keys Global,Database,Collection,Object,hlock <"$OUT" \
+		2>>"$ERR" || bad "statistics JSON rejected" || return 1
+	grep -q '"Global": {"acquireCount": {"r": [1-9][0-9]*, "w": [1-9][0-9]*' \
+		"$OUT" || bad "no r and w counts at the Global level"
+}
+
+t_ls_stats_table() {
+	$L --stats >"$OUT" 2>"$ERR" || bad "lshlock --stats failed" ||
+		return 1
+	head -n 1 "$OUT" | grep -q '^LEVEL  *MODE  *ACQUIRE  *WAITS  *WAIT-TIME$' ||
+		bad "header '$(head -n 1 "$OUT")'" || return 1
+	grep -q '^Collection  *X  *[1-9]' "$OUT" ||
+		bad "no Collection X row" || return 1
+	grep -q '^timeouts: [1-9][0-9]*, interrupts: [0-9]*, cancels: [0-9]*$' \
+		"$OUT" || bad "no timeouts line (with the timeouts so far)"
+}
+
+t_ls_usage() {
+	for args in --bogus "-o nosuch" "-p abc" "-p 0" extra \
+		    "--stats -p 1"; do
+		# shellcheck disable=SC2086 # split on purpose
+		$L $args 2>"$ERR" >/dev/null
+		expect_rc 64 $? "lshlock $args" || return 1
+	done
+	grep -q "Usage" "$ERR" || bad "no usage message"
+}
+
+t_ls_truncate() {
+	long=cli32/0123456789012345678901234567890123456789
+	bg $H "$long" sleep 60
+	pid=$BGPID
+	poll has $pid "$long" granted || bad "never granted" || return 1
+	out=$($L -n -o resource -p $pid | grep '^cli32/')
+	[ "$out" = "cli32/0123456789012345678901234567890..." ] ||
+		bad "truncated to '$out'" || return 1
+	out=$($L -u -n -o resource -p $pid | grep '^cli32/')
+	[ "$out" = "$long" ] || bad "-u shows '$out'"
+}
+
+t_ls_empty() {
+	out=$($L -J -p 2147483647 2>"$ERR")
+	expect_rc 0 $? "lshlock -J -p unused" || return 1
+	[ "$out" = '{"locks": []}' ] || bad "printed '$out'" || return 1
+	out=$($L -n -p 2147483647 2>"$ERR")
+	expect_rc 0 $? "lshlock -n -p unused" || return 1
+	[ -z "$out" ] || bad "printed '$out'"
+}
+
+echo "TAP version 13"
+echo "1..$NTESTS"
+why=
+[ -c /dev/hlock ] || why="no /dev/hlock"
+for f in $H $L $J; do
+	[ -x "$f" ] || why="no $f"
+done
+if [ -n "$why" ]; then
+	while [ $n -lt $NTESTS ]; do
+		n=$((n + 1))
+		echo "ok $n # SKIP $why"
+	done
+	exec 2>&3 3>&-
+	rm -rf "$TMP"
+	echo "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:$NTESTS error:0"
+	exit 4
+fi
+run hlock_exit_status t_exit_status
+run hlock_shell_command t_shell_command
+run hlock_killed_status t_killed_status
+run hlock_root t_root
+run hlock_mode_ix t_mode_ix
+run hlock_held_while_running t_held_while_running
+run hlock_conflict_nonblock t_conflict_nonblock
+run hlock_conflict_exit_code t_conflict_exit_code
+run hlock_timeout t_timeout
+run hlock_shared t_shared
+run hlock_verbose t_verbose
+run hlock_verbose_wait t_verbose_wait
+run hlock_usage t_usage
+run hlock_bad_path t_bad_path
+run hlock_not_found t_not_found
+run hlock_not_executable t_not_executable
+run hlock_forward_signal t_forward_signal
+run hlock_interrupt_waiting t_interrupt_waiting
+run lshlock_holder t_ls_holder
+run lshlock_waiter t_ls_waiter
+run lshlock_json t_ls_json
+run lshlock_json_columns t_ls_json_columns
+run lshlock_json_escape t_ls_json_escape
+run lshlock_noheadings t_ls_noheadings
+run lshlock_output t_ls_output
+run lshlock_pid t_ls_pid
+run lshlock_raw t_ls_raw
+run lshlock_list_columns t_ls_list_columns
+run lshlock_stats_json t_ls_stats_json
+run lshlock_stats_table t_ls_stats_table
+run lshlock_usage t_ls_usage
+run lshlock_truncate t_ls_truncate
+run lshlock_empty t_ls_empty
+sed 's/^/# shell: /' "$TMP/sh.err"
+exec 2>&3 3>&-
+rm -rf "$TMP"
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+[ $fail = 0 ] && [ $n = $NTESTS ]

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What hlock(1) and lshlock(8) share: exit codes, opening /dev/hlock, and
+ * the lock statistics printed the way MongoDB prints its "locks" section.
+ *
+ * Header-only: each tool is a single .c file compiled with lib/hlock.c.
+ */
+#ifndef HLOCK_CLI_COMMON_H
+#define HLOCK_CLI_COMMON_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "hlock.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+/* How the root resource "" is shown to humans. */
+#define CLI_ROOT_NAME	"(global)"
+
+static inline const char *cli_path_name(const char *path)
+{
+	return *path ? path : CLI_ROOT_NAME;
+}
+
+/*
+ * Open a new locker, or explain on stderr why not and return the exit
+ * code: EX_UNAVAILABLE when there is no usable /dev/hlock (module not
+ * loaded, no permission), EX_OSERR for the rest (out of descriptors, ...).
+ * On success *fdp is the locker and 0 is returned.
+ */
+static int cli_open(const char *prog, int *fdp)
+{
+	int fd = hlock_open();
+
+	if (fd >= 0) {
+		*fdp = fd;
+		return 0;
+	}
+	switch (-fd) {
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		fprintf(stderr,
+			"%s: cannot open %s: %s (is the hlock module loaded?)\n",
+			prog, HLOCK_DEVICE, strerror(-fd));
+		return EX_UNAVAILABLE;
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		fprintf(stderr, "%s: cannot open %s: %s\n", prog,
+			HLOCK_DEVICE, strerror(-fd));
+		return EX_UNAVAILABLE;
+	default:
+		fprintf(stderr, "%s: cannot open %s: %s\n", prog,
+			HLOCK_DEVICE, strerror(-fd));
+		return EX_OSERR;
+	}
+}
+
+/*
+ * MongoDB's names of the modes in its lock statistics (r = IS, w = IX,
+ * R = S, W = X; MongoDB has no SIX, so it keeps its own name), in the
+ * order printed.
+ */
+static const struct {
+	int mode;
+	const char *key;
+} cli_mongo_modes[] = {
+	{ HLOCK_IS, "r" }, { HLOCK_IX, "w" }, { HLOCK_S, "R" },
+	{ HLOCK_X, "W" }, { HLOCK_SIX, "SIX" },
+};
+
+#define CLI_NR_MONGO_MODES	ARRAY_SIZE(cli_mongo_modes)
+
+/* The counter arrays of a level, and their MongoDB names. */
+enum { CLI_ACQUIRE, CLI_WAIT, CLI_TIME, CLI_NR_COUNTERS };
+
+static const char *const cli_counter_names[CLI_NR_COUNTERS] = {
+	"acquireCount", "acquireWaitCount", "timeAcquiringMicros",
+};
+
+static uint64_t cli_counter(const struct hlock_level_stats *ls, int counter,
+			    int mode)
+{
+	switch (counter) {
+	case CLI_ACQUIRE:
+		return ls->acquire_count[mode];
+	case CLI_WAIT:
+		return ls->wait_count[mode];
+	default:
+		return ls->wait_time_ns[mode] / 1000;
+	}
+}
+
+static bool cli_level_empty(const struct hlock_level_stats *ls)
+{
+	int c;
+	size_t m;
+
+	for (c = 0; c < CLI_NR_COUNTERS; c++)
+		for (m = 0; m < CLI_NR_MONGO_MODES; m++)
+			if (cli_counter(ls, c, cli_mongo_modes[m].mode))
+				return false;
+	return true;
+}
+
+/*
+ * One level's document without its name, zero entries and empty
+ * sub-documents left out as MongoDB does:
+ *   json:  {"acquireCount": {"w": 1}, "acquireWaitCount": {"w": 1}}
+ *   else:  { acquireCount: { w: 1 }, acquireWaitCount: { w: 1 } }
+ * (the second is MongoDB's slow-query log style).
+ */
+static void cli_print_level(FILE *f, const struct hlock_level_stats *ls,
+			    bool json)
+{
+	const char *q = json ? "\"" : "";
+	const char *open = json ? "{" : "{ ", *close = json ? "}" : " }";
+	bool first_c = true;
+	int c;
+	size_t m;
+
+	fputs(open, f);
+	for (c = 0; c < CLI_NR_COUNTERS; c++) {
+		bool first_m = true;
+
+		for (m = 0; m < CLI_NR_MONGO_MODES; m++) {
+			uint64_t v = cli_counter(ls, c,
+						 cli_mongo_modes[m].mode);
+
+			if (!v)
+				continue;
+			if (first_m)
+				fprintf(f, "%s%s%s%s: %s", first_c ? "" : ", ",
+					q, cli_counter_names[c], q, open);
+			fprintf(f, "%s%s%s%s: %llu", first_m ? "" : ", ", q,
+				cli_mongo_modes[m].key, q,
+				(unsigned long long)v);
+			first_m = false;
+			first_c = false;
+		}
+		if (!first_m)
+			fputs(close, f);
+	}
+	fputs(close, f);
+}
+
+#endif /* HLOCK_CLI_COMMON_H */
