@@ -6,7 +6,9 @@
  *
  * Each actor is a process with its own locker (its own open /dev/hlock).
  * Actors start in a fixed order a little apart, so that the queueing is
- * the same on every run; what they then wait for is up to hlock.
+ * the same on every run; what they then wait for is up to hlock.  Once
+ * all have asked, lshlock shows the lock table, and at the end the
+ * module's statistics.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "hlock.h"
@@ -25,7 +28,7 @@
 struct actor {
 	const char *name;
 	int start_ms;		/* when it asks, after the start */
-	const char *path;
+	const char *path;	/* NULL: show the lock table instead */
 	int mode;
 	int hold_ms;		/* how long it keeps the lock */
 	const char *why;
@@ -38,7 +41,7 @@ struct actor {
  * jumps the queue at the root and lets readers through.
  */
 static const struct actor actors[] = {
-	{ "writer",  0,   "shop/orders", HLOCK_X, 400,
+	{ "writer",  0,   "shop/orders", HLOCK_X, 900,
 	  "updates orders" },
 	{ "reader",  50,  "shop/orders", HLOCK_S, 100,
 	  "reads orders: waits for the writer" },
@@ -50,7 +53,17 @@ static const struct actor actors[] = {
 	  "writes users: queues behind the admin's X" },
 	{ "backup",  250, "",            HLOCK_S, 150,
 	  "global S: waits for writers' IX at the root" },
+	{ "lshlock", 320, NULL, 0, 0, "who holds and who waits, right now" },
 };
+
+/* Run a command of the VM (lshlock is next to this program there). */
+static void show(const char *cmd)
+{
+	fflush(stdout);
+	if (system(cmd))
+		printf("(%s failed: is lshlock on PATH?)\n", cmd);
+	fflush(stdout);
+}
 
 static int64_t t0;
 
@@ -79,10 +92,19 @@ static void say(const struct actor *a, const char *fmt, ...)
 
 static int run(const struct actor *a)
 {
-	const char *path = *a->path ? a->path : "(global)";
+	const char *path;
 	int64_t asked;
 	int fd, ret;
 
+	/* The lock table names processes by their command. */
+	prctl(PR_SET_NAME, a->name);
+	if (!a->path) {
+		usleep(a->start_ms * 1000);
+		say(a, "%s:", a->why);
+		show("lshlock -o COMMAND,PID,RESOURCE,MODE,STATE,BLOCKER | sed 's/^/            /'");
+		return 0;
+	}
+	path = *a->path ? a->path : "(global)";
 	fd = hlock_open();
 	if (fd < 0) {
 		fprintf(stderr, "hlock-demo: %s: %s\n", HLOCK_DEVICE,
@@ -134,6 +156,8 @@ int main(void)
 	while (wait(&status) > 0)
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
 			rc = 1;
+	printf("\nThe module's lock statistics (lshlock --stats):\n");
+	show("lshlock --stats");
 	printf("\nhlock demo: %s\n", rc ? "FAILED" : "done");
 	return rc;
 }
