@@ -57,6 +57,8 @@
 #define HL_HASH_BITS	12
 /* Blockers the slow-wait log names. */
 #define HL_SLOW_PIDS	4
+/* Paths up to this long are copied on the stack. */
+#define HL_SHORT_PATH	127
 /* hl_file.wait_level before the operation waited. */
 #define HL_NO_WAIT	UINT_MAX
 
@@ -604,7 +606,7 @@ static int hl_wait_granted(struct hl_file *f, s64 timeout_ns)
 static void hl_op_clear(struct hl_file *f)
 {
 	hl_op_finish(&f->lk);
-	f->granted = false;
+	WRITE_ONCE(f->granted, false);
 	f->async = false;
 }
 
@@ -824,6 +826,7 @@ static bool hl_mode_valid(unsigned int mode)
 static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 			  void __user *uarg)
 {
+	char short_buf[HL_SHORT_PATH + 1];
 	struct hlock_lock_args args;
 	struct hl_path p;
 	char *buf;
@@ -850,10 +853,22 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 	}
 	if (args.path_len > HLOCK_PATH_MAX)
 		return -ENAMETOOLONG;
-	/* NUL-terminated for the trace events; a NUL inside is -EINVAL. */
-	buf = memdup_user_nul(u64_to_user_ptr(args.path), args.path_len);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
+	/*
+	 * NUL-terminated for the trace events (a NUL inside is -EINVAL);
+	 * on the stack when short, so most calls allocate nothing.
+	 */
+	if (args.path_len <= HL_SHORT_PATH) {
+		buf = short_buf;
+		if (copy_from_user(buf, u64_to_user_ptr(args.path),
+				   args.path_len))
+			return -EFAULT;
+		buf[args.path_len] = '\0';
+	} else {
+		buf = memdup_user_nul(u64_to_user_ptr(args.path),
+				      args.path_len);
+		if (IS_ERR(buf))
+			return PTR_ERR(buf);
+	}
 	ret = hl_path_parse(&p, buf, args.path_len);
 	if (!ret) {
 		if (cmd == HLOCK_IOC_LOCK)
@@ -862,7 +877,8 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 		else
 			ret = hl_do_path(f, cmd, &p, args.mode);
 	}
-	kfree(buf);
+	if (buf != short_buf)
+		kfree(buf);
 	return ret;
 }
 
