@@ -9,9 +9,11 @@
 #define HLOCK_CLI_COMMON_H
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
 
@@ -150,6 +152,27 @@ static void cli_print_level(FILE *f, const struct hlock_level_stats *ls,
 			fputs(close, f);
 	}
 	fputs(close, f);
+}
+
+/*
+ * A usage error: the message, the tool's usage lines and a pointer to
+ * --help, then exit EX_USAGE.  The tool defines PROG and usage_lines().
+ */
+static void usage_lines(FILE *f);
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage_lines(stderr);
+	fputs("Try '" PROG " --help' for more information.\n", stderr);
+	exit(EX_USAGE);
 }
 
 #endif /* HLOCK_CLI_COMMON_H */

@@ -39,9 +39,10 @@
 #include <sys/wait.h>
 
 #include "hlock.h"
+/* Before cli_common.h, whose usage_error() prints it. */
+#define PROG		"hlock"
 #include "cli_common.h"
 
-#define PROG		"hlock"
 #define NS_PER_SEC	1000000000LL
 
 /* Exit codes of the command's execution, as shells use them. */
@@ -96,21 +97,6 @@ HLOCK_DEVICE ".  <resource> is a path such as db/coll; \"\" is the global\n"
 "sent to hlock with kill(1) are passed on to the command, and the lock is\n"
 "kept until the command ends.\n", stdout);
 	exit(0);
-}
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	usage_lines(stderr);
-	fputs("Try '" PROG " --help' for more information.\n", stderr);
-	exit(EX_USAGE);
 }
 
 static int64_t now_ns(void)

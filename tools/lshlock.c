@@ -24,9 +24,10 @@
 #include <unistd.h>
 
 #include "hlock.h"
+/* Before cli_common.h, whose usage_error() prints it. */
+#define PROG		"lshlock"
 #include "cli_common.h"
 
-#define PROG		"lshlock"
 
 /* Without --notruncate, longer RESOURCE values are cut to this width. */
 #define TRUNC_WIDTH	40
@@ -683,21 +684,6 @@ static void __attribute__((noreturn)) help(void)
 	for (c = 0; c < NR_COLS; c++)
 		printf(" %8s  %s\n", columns[c].name, columns[c].help);
 	exit(0);
-}
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	usage_lines(stderr);
-	fputs("Try '" PROG " --help' for more information.\n", stderr);
-	exit(EX_USAGE);
 }
 
 static void list_columns(void)
