@@ -141,6 +141,30 @@ bool hl_head_idle(const struct hl_head *h)
 	return list_empty(&h->granted) && list_empty(&h->queue);
 }
 
+/* Change the flags of a granted or converting request. */
+static void req_set_flags(struct hl_head *h, struct hl_req *req,
+			  unsigned int flags)
+{
+	if ((req->flags ^ flags) & HL_RF_COMPAT_FIRST) {
+		if (flags & HL_RF_COMPAT_FIRST)
+			h->compat_first++;
+		else
+			h->compat_first--;
+	}
+	req->flags = flags;
+}
+
+/* A conversion was granted: it is @req's mode now, with its flags. */
+static void convert_done(struct hl_head *h, struct hl_req *req,
+			 unsigned int target)
+{
+	count_sub(h->granted_count, &h->granted_mask, req->mode);
+	count_add(h->granted_count, &h->granted_mask, target);
+	req->mode = target;
+	req_set_flags(h, req, req->flags | req->convert_flags);
+	req->convert_flags = 0;
+}
+
 static void grant_add(struct hl_head *h, struct hl_req *req)
 {
 	req->state = HL_GRANTED;
@@ -186,10 +210,7 @@ static void grant_pass(struct hl_head *h)
 				continue;
 			}
 			count_sub(h->wait_count, &h->wait_mask, req->convert);
-			count_sub(h->granted_count, &h->granted_mask, req->mode);
-			count_add(h->granted_count, &h->granted_mask,
-				  req->convert);
-			req->mode = req->convert;
+			convert_done(h, req, req->convert);
 			req->convert = HLOCK_NL;
 			req->state = HL_GRANTED;
 			h->converting--;
@@ -254,9 +275,7 @@ static bool head_convert(struct hl_head *h, struct hl_req *req,
 			 unsigned int target)
 {
 	if (!hl_conflicts(target, others_mask(h, req))) {
-		count_sub(h->granted_count, &h->granted_mask, req->mode);
-		count_add(h->granted_count, &h->granted_mask, target);
-		req->mode = target;
+		convert_done(h, req, target);
 		return true;
 	}
 	req->state = HL_CONVERTING;
@@ -275,6 +294,7 @@ static void head_cancel(struct hl_head *h, struct hl_req *req)
 	} else {
 		count_sub(h->wait_count, &h->wait_mask, req->convert);
 		req->convert = HLOCK_NL;
+		req->convert_flags = 0;
 		req->state = HL_GRANTED;
 		h->converting--;
 	}
@@ -299,11 +319,8 @@ static void head_downgrade(struct hl_head *h, struct hl_req *req,
 	count_add(h->granted_count, &h->granted_mask, m);
 	req->mode = m;
 	/* The root's automatic flags go with its S, SIX or X. */
-	if ((req->flags & HL_RF_AUTO) && (m == HLOCK_IS || m == HLOCK_IX)) {
-		if (req->flags & HL_RF_COMPAT_FIRST)
-			h->compat_first--;
-		req->flags = 0;
-	}
+	if ((req->flags & HL_RF_AUTO) && (m == HLOCK_IS || m == HLOCK_IX))
+		req_set_flags(h, req, 0);
 	grant_pass(h);
 }
 
@@ -434,6 +451,7 @@ static bool op_advance(struct hl_locker *lk)
 			req->mode = m;
 			req->convert = HLOCK_NL;
 			req->flags = op_flags(op, l);
+			req->convert_flags = 0;
 			req->own = 0;
 			req->child = 0;
 			req->pin = 0;
@@ -451,6 +469,9 @@ static bool op_advance(struct hl_locker *lk)
 
 			op->step[l] = HL_STEP_CONVERT;
 			op->prev[l] = req->mode;
+			op->prev_flags[l] = req->flags;
+			/* Queue position is moot: conversions go first. */
+			req->convert_flags = op_flags(op, l) & ~HL_RF_FRONT;
 			hl_note_convert(req, target);
 			if (!head_convert(h, req, target))
 				goto wait;
@@ -573,8 +594,10 @@ void hl_op_cancel(struct hl_locker *lk)
 	while (l-- > 0) {
 		struct hl_req *req = op->reqs[l];
 
-		if (op->step[l] == HL_STEP_CONVERT)
+		if (op->step[l] == HL_STEP_CONVERT) {
 			head_downgrade(req->head, req, op->prev[l]);
+			req_set_flags(req->head, req, op->prev_flags[l]);
+		}
 		if (op->step[l] == HL_STEP_NEW) {
 			req_drop(req, l + 1 == op->nr);
 			op->reqs[l] = NULL;

@@ -92,6 +92,7 @@ struct hl_locker;
  * @convert: Target mode of a pending conversion, else HLOCK_NL.
  * @state: enum hl_req_state.
  * @flags: HL_RF_*.
+ * @convert_flags: HL_RF_* a pending conversion adds once granted.
  * @own: Acquisitions made on this resource itself.
  * @child: Acquisitions made below this resource, each holding an intent
  *	here.
@@ -108,6 +109,7 @@ struct hl_req {
 	unsigned char convert;
 	unsigned char state;
 	unsigned char flags;
+	unsigned char convert_flags;
 	unsigned int own;
 	unsigned int child;
 	unsigned int pin;
@@ -141,6 +143,7 @@ enum hl_op_step {
  *	it held one, else the new one once the level is reached.
  * @step: enum hl_op_step per level.
  * @prev: Mode held before a conversion, per level.
+ * @prev_flags: Flags of the request before a conversion, per level.
  * @spare: Requests allocated by the caller for levels not yet held.
  * @nr_spare: Entries in @spare.
  * @pinned: hl_op_start() pinned the requests in @reqs.
@@ -156,6 +159,7 @@ struct hl_op {
 	struct hl_req *reqs[HL_MAX_LEVELS];
 	unsigned char step[HL_MAX_LEVELS];
 	unsigned char prev[HL_MAX_LEVELS];
+	unsigned char prev_flags[HL_MAX_LEVELS];
 	struct hl_req *spare[HL_MAX_LEVELS];
 	unsigned int nr_spare;
 	bool pinned;

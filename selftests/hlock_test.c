@@ -729,6 +729,29 @@ TEST_F_TIMEOUT(hl, root_six_compat_first, TEST_TMO)
 	ASSERT_GRANTED(b);
 }
 
+/*
+ * rule: the root's automatic COMPAT_FIRST also comes with an S reached by
+ * converting the IS a collection lock took there.
+ */
+TEST_F_TIMEOUT(hl, root_s_by_conversion_compat_first, TEST_TMO)
+{
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+
+	ASSERT_EQ(0, hlock_lock(a, "rcv/x", IS, 0, 0));
+	ASSERT_HELD(a, "", IS);
+	ASSERT_EQ(0, hlock_lock(a, "", S, 0, 0));	/* IS -> S */
+	ASSERT_HELD(a, "", S);
+	ASSERT_QUEUED(b, "", X, 0);
+	ASSERT_TRY(c, "", S, 0);			/* passes the X */
+	ASSERT_UNLOCK(c, "", 0);
+
+	/* Its own S released, a keeps S for its collection's intent. */
+	ASSERT_UNLOCK(a, "", 0);
+	ASSERT_HELD(a, "", S);
+	ASSERT_UNLOCK(a, "rcv/x", 0);
+	ASSERT_GRANTED(b);
+}
+
 /* ------------------------------------------------------------------ */
 /* 7. Conversions */
 

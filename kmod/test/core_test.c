@@ -227,6 +227,10 @@ static void cancel(int who)
 {
 	struct hl_locker *lk = &lockers[who].lk;
 
+	if (lk->op.state != HL_OP_WAITING && lk->op.state != HL_OP_GRANTED) {
+		CHECK(0, "cancel without an operation in flight");
+		return;
+	}
 	hl_op_cancel(lk);
 	hl_op_finish(lk);
 }
@@ -514,6 +518,22 @@ static void test_front_and_compat_first(void)
 	CHECK(lock(1, "", HLOCK_X, 0) == -EINPROGRESS, "root X");
 	CHECK(lock(2, "", HLOCK_S, 0) == 0, "root S passes");
 	CHECK(lock(3, "db", HLOCK_IS, 0) == 0, "root IS passes");
+	reset();
+
+	/* A root S reached by conversion gets compatible-first too. */
+	CHECK(lock(0, "db", HLOCK_IS, 0) == 0, "root IS");
+	CHECK(lock(0, "", HLOCK_S, 0) == 0, "root IS -> S");
+	CHECK(lock(1, "", HLOCK_X, 0) == -EINPROGRESS, "root X waits");
+	CHECK(lock(2, "", HLOCK_S, 0) == 0, "S passes the X");
+	CHECK(unlock(2, "") == 0, "release");
+	reset();
+	/* ...and loses it when the conversion is undone. */
+	CHECK(lock(0, "db", HLOCK_IS, 0) == 0, "root IS");
+	CHECK(lock(1, "z", HLOCK_X, 0) == 0, "root IX");
+	CHECK(lock(0, "", HLOCK_S, HLOCK_F_ASYNC) == -EINPROGRESS,
+	      "IS -> S waits for the IX");
+	cancel(0);
+	CHECK(find_head("")->compat_first == 0, "no flag after the undo");
 	reset();
 
 	/* fifo skips right after a compatible-first grant. */
