@@ -744,14 +744,14 @@ static int hl_do_wait(struct hl_file *f, s64 timeout_ns)
 	ret = timeout_ns ? hl_wait_granted(f, timeout_ns) : -EAGAIN;
 
 	spin_lock(&hl_space.lock);
-	if (ret == -EINTR)
-		hl_stat_add(f, interrupts, 1);
 	if (op->state == HL_OP_GRANTED && f->async) {
 		ret = 0;
 		hl_op_clear(f);
 	} else if (op->state == HL_OP_IDLE || !f->async) {
 		/* Cancelled by another thread while we slept. */
 		ret = -ENOENT;
+	} else if (ret == -EINTR) {
+		hl_stat_add(f, interrupts, 1);
 	}
 out_unlock:
 	spin_unlock(&hl_space.lock);
@@ -1243,6 +1243,22 @@ static struct miscdevice hl_misc = {
 	.mode = 0660,
 };
 
+/*
+ * Print @s as printable ASCII: users choose paths and command names, and
+ * must not be able to forge lines of this file.
+ */
+static void hl_seq_escaped(struct seq_file *m, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c < ' ' || c > '~' || c == '"' || c == '\\')
+			seq_printf(m, "\\x%02x", c);
+		else
+			seq_putc(m, c);
+	}
+}
+
 /* /sys/kernel/debug/hlock/locks: the lock table for administrators. */
 static int hl_locks_show(struct seq_file *m, void *v)
 {
@@ -1268,16 +1284,19 @@ static int hl_locks_show(struct seq_file *m, void *v)
 				  hl_mode_name(rec->convert_mode));
 		else
 			strscpy(mode, hl_mode_name(rec->mode), sizeof(mode));
-		seq_printf(m, "%-16s %7u %-4s %-10s %14llu %14llu ",
-			   rec->comm, rec->pid, mode,
+		hl_seq_escaped(m, rec->comm);
+		seq_printf(m, "%*s %7u %-4s %-10s %14llu %14llu ",
+			   (int)(16 - min_t(size_t, strlen(rec->comm), 16)), "",
+			   rec->pid, mode,
 			   rec->state == HLOCK_STATE_GRANTED ? "granted" :
 			   rec->state == HLOCK_STATE_WAITING ? "waiting" :
 			   "converting", rec->wait_ns, rec->held_ns);
 		for (b = 0; b < min_t(u32, rec->nr_blockers,
 				      HLOCK_MAX_BLOCKERS); b++)
 			seq_printf(m, "%s%u", b ? "," : "", rec->blockers[b]);
-		seq_printf(m, "%*s\"%s\"\n", b ? 1 : 2, "",
-			   (const char *)(rec + 1));
+		seq_printf(m, "%*s\"", b ? 1 : 2, "");
+		hl_seq_escaped(m, (const char *)(rec + 1));
+		seq_puts(m, "\"\n");
 	}
 	kvfree(buf);
 	return 0;

@@ -29,7 +29,12 @@
 #define HLOCK_X		5	/* exclusive */
 #define HLOCK_NR_MODES	6
 
-/* Flags of struct hlock_lock_args. */
+/*
+ * Flags of struct hlock_lock_args.  They apply to the requested resource,
+ * not to the intents on its ancestors: HLOCK_F_FRONT to a new request,
+ * HLOCK_F_COMPAT_FIRST to a new request or a conversion.  S, SIX and X on
+ * the root get both by themselves, also when reached by a conversion.
+ */
 /* Queue at the front of the resource's queue (MongoDB's enqueueAtFront). */
 #define HLOCK_F_FRONT		(1U << 0)
 /* While granted, new compatible requests bypass conflicting waiters. */
@@ -198,9 +203,11 @@ struct hlock_stats_args {
  * @state: HLOCK_STATE_*.
  * @wait_ns: How long it has waited so far (waiting or converting), else 0.
  * @held_ns: How long it has been held (granted or converting), else 0.
- * @nr_blockers: How many distinct processes block it: holders of
- *	conflicting modes and conflicting waiters ahead of it; may exceed
- *	HLOCK_MAX_BLOCKERS.
+ * @nr_blockers: How many processes block it: holders of conflicting modes
+ *	and conflicting waiters ahead of it.  Each is counted once while
+ *	there are at most HLOCK_MAX_BLOCKERS; past that a process may be
+ *	counted more than once.  Processes not visible to the reader count
+ *	as one pid 0.
  * @__pad: Zero.
  * @blockers: Pids of the first blockers (0 when not visible).
  * @comm: Command name of @pid, NUL-terminated; empty when @pid is 0.
@@ -242,6 +249,14 @@ struct hlock_table_args {
 };
 
 #define HLOCK_IOC_MAGIC		0xB7
+
+/*
+ * Every ioctl below can also fail with EFAULT (a bad pointer), EINVAL (a
+ * bad mode, unknown flags, non-zero reserved or padding fields), E2BIG (a
+ * larger structure whose unknown tail is not zero) and ENOTTY (an unknown
+ * command); the path ioctls with EINVAL or ENAMETOOLONG for a bad path and
+ * ENOMEM.
+ */
 
 /*
  * HLOCK_IOC_LOCK: lock a path, with intents on its ancestors.  Returns 0
@@ -288,7 +303,7 @@ struct hlock_table_args {
  */
 #define HLOCK_IOC_GET_INFO	_IOR(HLOCK_IOC_MAGIC, 6, struct hlock_info)
 
-/* HLOCK_IOC_STATS: fill a struct hlock_stats.  Returns 0. */
+/* HLOCK_IOC_STATS: fill a struct hlock_stats.  Returns 0 (or see above). */
 #define HLOCK_IOC_STATS		_IOW(HLOCK_IOC_MAGIC, 7, struct hlock_stats_args)
 /*
  * HLOCK_IOC_TABLE: copy the lock table, one struct hlock_lock_record per
