@@ -9,6 +9,7 @@
 #define HLOCK_CLI_COMMON_H
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -173,6 +174,21 @@ usage_error(const char *fmt, ...)
 	usage_lines(stderr);
 	fputs("Try '" PROG " --help' for more information.\n", stderr);
 	exit(EX_USAGE);
+}
+
+/*
+ * getopt_long() returned '?' or ':': say why, as getopt would have.
+ * @with_arg lists the short options that take an argument; @word is the
+ * argument getopt stopped at.
+ */
+static void __attribute__((noreturn))
+bad_option(const char *with_arg, const char *word)
+{
+	if (optopt && strchr(with_arg, optopt))
+		usage_error("option requires an argument -- '%c'", optopt);
+	if (optopt)
+		usage_error("invalid option -- '%c'", optopt);
+	usage_error("unrecognized option '%s'", word);
 }
 
 #endif /* HLOCK_CLI_COMMON_H */

@@ -333,14 +333,7 @@ int main(int argc, char **argv)
 			printf(PROG " for hlock ABI %d\n", HLOCK_ABI_VERSION);
 			return 0;
 		default:
-			if (optopt && strchr("mwEc", optopt))
-				usage_error("option requires an argument -- '%c'",
-					    optopt);
-			else if (optopt)
-				usage_error("invalid option -- '%c'", optopt);
-			else
-				usage_error("unrecognized option '%s'",
-					    argv[optind - 1]);
+			bad_option("mwEc", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)

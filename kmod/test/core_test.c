@@ -12,6 +12,7 @@
 
 #include "hlock_core.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_HEADS	64
 #define MAX_LOCKERS	16
 
@@ -228,7 +229,7 @@ static void cancel(int who)
 	struct hl_locker *lk = &lockers[who].lk;
 
 	if (lk->op.state != HL_OP_WAITING && lk->op.state != HL_OP_GRANTED) {
-		CHECK(0, "cancel without an operation in flight");
+		CHECK(0, "no operation in flight to withdraw");
 		return;
 	}
 	hl_op_cancel(lk);
@@ -394,7 +395,7 @@ static bool compatible(unsigned int a, unsigned int b)
 	size_t i;
 
 	snprintf(pair, sizeof(pair), "%s %s", name[a], name[b]);
-	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(ok); i++)
 		if (!strcmp(ok[i], pair))
 			return true;
 	return false;
