@@ -130,17 +130,6 @@ void hl_head_put(struct hl_head *h)
 		hl_head_unused(h);
 }
 
-/**
- * hl_head_idle() - Whether a resource has no request at all.
- * @h: The resource.
- *
- * Return: true when nothing is granted or queued.
- */
-bool hl_head_idle(const struct hl_head *h)
-{
-	return list_empty(&h->granted) && list_empty(&h->queue);
-}
-
 /* Change the flags of a granted or converting request. */
 static void req_set_flags(struct hl_head *h, struct hl_req *req,
 			  unsigned int flags)

@@ -204,7 +204,6 @@ bool hl_covers(unsigned int held, unsigned int m);
 void hl_head_init(struct hl_head *h, struct hl_head *parent);
 void hl_head_get(struct hl_head *h);
 void hl_head_put(struct hl_head *h);
-bool hl_head_idle(const struct hl_head *h);
 
 void hl_locker_init(struct hl_locker *lk);
 struct hl_req *hl_locker_find(struct hl_locker *lk, struct hl_head *h);
