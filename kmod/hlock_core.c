@@ -313,13 +313,32 @@ static void head_downgrade(struct hl_head *h, struct hl_req *req,
 	grant_pass(h);
 }
 
+/*
+ * The index bucket of resource @h: a multiplicative hash of its address
+ * (the heads are the locker's own keys, so nobody can aim at a bucket).
+ */
+static struct hlist_head *index_bucket(struct hl_locker *lk,
+				       const struct hl_head *h)
+{
+	u64 key = (u64)(uintptr_t)h * 0x61c8864680b583ebULL;
+
+	return &lk->index[key >> (64 - lk->index_bits)];
+}
+
 /**
  * hl_locker_init() - Initialise an empty locker.
  * @lk: The locker.
  */
 void hl_locker_init(struct hl_locker *lk)
 {
+	unsigned int b;
+
 	INIT_LIST_HEAD(&lk->reqs);
+	lk->index = lk->index_inline;
+	lk->index_bits = HL_INDEX_INLINE_BITS;
+	lk->nr_reqs = 0;
+	for (b = 0; b < ARRAY_SIZE(lk->index_inline); b++)
+		INIT_HLIST_HEAD(&lk->index_inline[b]);
 	lk->op.state = HL_OP_IDLE;
 	lk->op.nr = 0;
 	lk->op.nr_spare = 0;
@@ -337,10 +356,62 @@ struct hl_req *hl_locker_find(struct hl_locker *lk, struct hl_head *h)
 {
 	struct hl_req *req;
 
-	list_for_each_entry(req, &lk->reqs, locker_node)
+	hlist_for_each_entry(req, index_bucket(lk, h), index_node)
 		if (req->head == h)
 			return req;
 	return NULL;
+}
+
+/* Add a request that was granted to the locker's list and index. */
+static void locker_add(struct hl_locker *lk, struct hl_req *req)
+{
+	list_add_tail(&req->locker_node, &lk->reqs);
+	hlist_add_head(&req->index_node, index_bucket(lk, req->head));
+	lk->nr_reqs++;
+}
+
+/**
+ * hl_locker_index_wanted() - The index size a locker should grow to.
+ * @lk: The locker.
+ *
+ * Return: 0 while its index is big enough for every request it holds and
+ * a whole path more (two per bucket on average), else the bits of a
+ * bigger index, for hl_locker_index_swap().
+ */
+unsigned int hl_locker_index_wanted(const struct hl_locker *lk)
+{
+	unsigned int bits = lk->index_bits;
+
+	while ((lk->nr_reqs + HL_MAX_LEVELS) >> (bits + 1) &&
+	       bits < HL_INDEX_MAX_BITS)
+		bits++;
+	return bits > lk->index_bits ? bits : 0;
+}
+
+/**
+ * hl_locker_index_swap() - Move a locker's index to other buckets.
+ * @lk: The locker.
+ * @index: 1 << @bits buckets, not initialised.
+ * @bits: Their number, as a power of two.
+ *
+ * Return: the buckets that are no longer used, for the caller to free,
+ * or NULL when they were the locker's inline ones.
+ */
+struct hlist_head *hl_locker_index_swap(struct hl_locker *lk,
+					struct hlist_head *index,
+					unsigned int bits)
+{
+	struct hlist_head *old = lk->index;
+	struct hl_req *req;
+	unsigned int b;
+
+	for (b = 0; b < 1U << bits; b++)
+		INIT_HLIST_HEAD(&index[b]);
+	lk->index = index;
+	lk->index_bits = bits;
+	list_for_each_entry(req, &lk->reqs, locker_node)
+		hlist_add_head(&req->index_node, index_bucket(lk, req->head));
+	return old == lk->index_inline ? NULL : old;
 }
 
 /**
@@ -397,6 +468,8 @@ static void req_release(struct hl_req *req)
 
 	hl_note_release(req);
 	list_del(&req->locker_node);
+	hlist_del(&req->index_node);
+	req->locker->nr_reqs--;
 	head_release(h, req);
 	hl_req_free(req);
 	hl_head_put(h);
@@ -450,7 +523,7 @@ static bool op_advance(struct hl_locker *lk)
 			if (!head_request(h, req))
 				goto wait;
 			req->since = op->now;
-			list_add_tail(&req->locker_node, &lk->reqs);
+			locker_add(lk, req);
 		} else if (hl_covers(req->mode, m)) {
 			op->step[l] = HL_STEP_RECURSE;
 		} else {
@@ -487,7 +560,7 @@ static void notify_granted(struct hl_req *req)
 	op->now = hl_clock();
 	if (op->step[op->level] == HL_STEP_NEW) {
 		req->since = op->now;
-		list_add_tail(&req->locker_node, &lk->reqs);
+		locker_add(lk, req);
 	}
 	hl_note_granted(lk, op->level, op_mode(op, op->level), true);
 	op_count(op, op->level);

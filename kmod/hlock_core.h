@@ -23,6 +23,7 @@
 
 #ifdef __KERNEL__
 #include <linux/errno.h>
+#include <linux/kernel.h>
 #include <linux/list.h>
 #include <linux/types.h>
 #else
@@ -85,6 +86,7 @@ struct hl_locker;
  * struct hl_req - What one locker holds or waits for on one resource.
  * @node: Entry in @head's granted list or queue.
  * @locker_node: Entry in the locker's @reqs once granted.
+ * @index_node: Entry in the locker's @index once granted.
  * @head: The resource.
  * @locker: The owner.
  * @mode: Granted mode; for a waiting request, the requested mode.  While
@@ -103,6 +105,7 @@ struct hl_locker;
 struct hl_req {
 	struct list_head node;
 	struct list_head locker_node;
+	struct hlist_node index_node;
 	struct hl_head *head;
 	struct hl_locker *locker;
 	unsigned char mode;
@@ -166,14 +169,28 @@ struct hl_op {
 	u64 now;
 };
 
+/* Buckets of a locker's index before it ever grows (a power of two). */
+#define HL_INDEX_INLINE_BITS	3
+/* ...and at most, as a power of two (a million buckets). */
+#define HL_INDEX_MAX_BITS	20
+
 /**
  * struct hl_locker - One locker: its requests and its operation slot.
  * @reqs: Granted (and converting) requests, one per resource.
+ * @index: Hash of @reqs by resource, 1 << @index_bits buckets: finding
+ *	the locker's request on a resource is O(1), however many it holds.
+ * @index_bits: Size of @index.
+ * @nr_reqs: Entries in @reqs.
  * @op: The operation slot.
+ * @index_inline: @index until it grows (hl_locker_index_swap()).
  */
 struct hl_locker {
 	struct list_head reqs;
+	struct hlist_head *index;
+	unsigned int index_bits;
+	unsigned int nr_reqs;
 	struct hl_op op;
+	struct hlist_head index_inline[1 << HL_INDEX_INLINE_BITS];
 };
 
 extern const unsigned int hl_conflict_mask[HLOCK_NR_MODES];
@@ -207,6 +224,10 @@ void hl_head_put(struct hl_head *h);
 
 void hl_locker_init(struct hl_locker *lk);
 struct hl_req *hl_locker_find(struct hl_locker *lk, struct hl_head *h);
+unsigned int hl_locker_index_wanted(const struct hl_locker *lk);
+struct hlist_head *hl_locker_index_swap(struct hl_locker *lk,
+					struct hlist_head *index,
+					unsigned int bits);
 unsigned int hl_op_reqs_needed(struct hl_locker *lk);
 int hl_op_start(struct hl_locker *lk, unsigned int mode, unsigned int flags);
 void hl_op_cancel(struct hl_locker *lk);

@@ -641,8 +641,9 @@ static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
 		      s64 timeout_ns)
 {
 	struct hl_res *pre[HL_MAX_LEVELS] = { NULL };
+	struct hlist_head *index = NULL;
 	struct hl_op *op = &f->lk.op;
-	unsigned int l, need;
+	unsigned int l, need, bits;
 	int ret = 0;
 
 	spin_lock(&hl_space.lock);
@@ -655,6 +656,23 @@ static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
 	hl_file_owner(f);
 	trace_hlock_request(hl_file_pid(f), path, mode, flags, timeout_ns);
 	for (;;) {
+		/*
+		 * A bigger index for the locker's requests, tried once per
+		 * call; without it lookups only get slower.
+		 */
+		bits = index ? 0 : hl_locker_index_wanted(&f->lk);
+		if (bits) {
+			spin_unlock(&hl_space.lock);
+			index = kvmalloc_array(1U << bits, sizeof(*index),
+					       GFP_KERNEL_ACCOUNT);
+			spin_lock(&hl_space.lock);
+			if (!index)
+				index = ZERO_SIZE_PTR;
+			else if (bits > f->lk.index_bits)
+				index = hl_locker_index_swap(&f->lk, index,
+							     bits);
+			continue;
+		}
 		if (!op->nr && !hl_path_get(op, p, pre)) {
 			struct hl_res *res[HL_MAX_LEVELS];
 
@@ -716,6 +734,9 @@ out_unlock:
 	spin_unlock(&hl_space.lock);
 	for (l = 0; l < HL_MAX_LEVELS; l++)
 		kfree(pre[l]);
+	/* The index replaced, or one nobody needed after all. */
+	if (!ZERO_OR_NULL_PTR(index))
+		kvfree(index);
 	return ret;
 }
 
@@ -1222,6 +1243,8 @@ static int hl_release(struct inode *inode, struct file *file)
 		hl_op_cancel_counted(f, HLOCK_CANCEL_CLOSE);
 	hl_locker_release_all(&f->lk);
 	spin_unlock(&hl_space.lock);
+	if (f->lk.index != f->lk.index_inline)
+		kvfree(f->lk.index);
 	put_pid(f->owner);
 	kfree(f);
 	return 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hlock-bench: what the statistics cost on the uncontended path.
+ * hlock-bench: what the statistics cost on the uncontended path, and
+ * whether that path slows down as a locker holds more resources.
  *
  * Times lock+unlock pairs by one locker on one path with the module
  * parameter "stats" on and off, in alternating rounds so that drift of
@@ -81,11 +82,16 @@ int main(int argc, char **argv)
 {
 	const char *path = "bench/db/coll";
 	double on[MAX_ROUNDS], off[MAX_ROUNDS];
-	long iters = 20000;
+	long iters = 20000, held = 1000, i;
 	int rounds = 7, c, fd, r, ret;
+	double empty, full;
+	char name[32];
 
-	while ((c = getopt(argc, argv, "n:r:p:")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:p:H:")) != -1) {
 		switch (c) {
+		case 'H':
+			held = atol(optarg);
+			break;
 		case 'n':
 			iters = atol(optarg);
 			break;
@@ -97,12 +103,12 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: hlock-bench [-n pairs] [-r rounds] [-p path]\n");
+				"usage: hlock-bench [-n pairs] [-r rounds] [-p path] [-H held]\n");
 			return 64;
 		}
 	}
-	if (iters < 1 || rounds < 1 || rounds > MAX_ROUNDS) {
-		fprintf(stderr, "hlock-bench: bad -n or -r\n");
+	if (iters < 1 || rounds < 1 || rounds > MAX_ROUNDS || held < 0) {
+		fprintf(stderr, "hlock-bench: bad -n, -r or -H\n");
 		return 64;
 	}
 	fd = hlock_open();
@@ -137,5 +143,23 @@ int main(int argc, char **argv)
 	printf("  stats off: %.0f ns/pair (baseline)\n", off[rounds / 2]);
 	printf("  stats on:  %.0f ns/pair\n", on[rounds / 2]);
 	printf("  ratio on/off: %.3f\n", on[rounds / 2] / off[rounds / 2]);
+
+	/* The same pairs while the locker holds many other resources. */
+	empty = run(fd, path, HLOCK_X, iters);
+	for (i = 0; i < held; i++) {
+		snprintf(name, sizeof(name), "held/%ld", i);
+		ret = hlock_lock(fd, name, HLOCK_S, 0, 0);
+		if (ret) {
+			fprintf(stderr, "hlock-bench: %s: %s\n", name,
+				strerror(-ret));
+			return 1;
+		}
+	}
+	full = run(fd, path, HLOCK_X, iters);
+	printf("the same while the locker holds %ld other resources:\n",
+	       held);
+	printf("  holding none: %.0f ns/pair (baseline)\n", empty);
+	printf("  holding %ld: %.0f ns/pair\n", held, full);
+	printf("  ratio: %.3f\n", full / empty);
 	return 0;
 }

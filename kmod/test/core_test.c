@@ -12,8 +12,7 @@
 
 #include "hlock_core.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define MAX_HEADS	64
+#define MAX_HEADS	512
 #define MAX_LOCKERS	16
 
 static unsigned int policy = HLOCK_POLICY_BATCH;
@@ -191,6 +190,12 @@ static int lock(int who, const char *path, unsigned int mode,
 	}
 	if (op->state != HL_OP_IDLE)
 		return -EBUSY;
+	/* Grow the index as the glue does, before the operation. */
+	n = hl_locker_index_wanted(&t->lk);
+	if (n)
+		free(hl_locker_index_swap(&t->lk,
+					  malloc(sizeof(struct hlist_head) << n),
+					  n));
 	op->state = HL_OP_SETUP;
 	op->nr = 0;
 	op->heads[op->nr++] = get_head("");
@@ -347,10 +352,15 @@ static void check_invariants(void)
 	for (w = 0; w < MAX_LOCKERS; w++) {
 		struct hl_req *r, *p;
 		struct hl_head *a;
+		unsigned int n;
 
 		if (!lockers[w].used)
 			continue;
+		n = 0;
 		list_for_each_entry(r, &lockers[w].lk.reqs, locker_node) {
+			n++;
+			CHECK(hl_locker_find(&lockers[w].lk, r->head) == r,
+			      "locker %d: request not in the index", w);
 			CHECK(r->own + r->child + r->pin > 0, "empty request");
 			if (lockers[w].lk.op.state != HL_OP_IDLE)
 				continue;
@@ -361,6 +371,8 @@ static void check_invariants(void)
 				      "locker %d: intent missing", w);
 			}
 		}
+		CHECK(n == lockers[w].lk.nr_reqs, "locker %d: %u requests, %u counted",
+		      w, n, lockers[w].lk.nr_reqs);
 	}
 }
 
@@ -370,6 +382,10 @@ static void reset(void)
 
 	for (w = 0; w < MAX_LOCKERS; w++) {
 		release_all(w);
+		if (lockers[w].used &&
+		    lockers[w].lk.index != lockers[w].lk.index_inline)
+			free(lockers[w].lk.index);
+		hl_locker_init(&lockers[w].lk);
 		lockers[w].used = 0;
 		lockers[w].notified = 0;
 	}
@@ -663,6 +679,30 @@ static void test_hierarchy(void)
 	reset();
 }
 
+/* One locker holding hundreds of resources: the index grows, all found. */
+static void test_many_held(void)
+{
+	char path[32];
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		snprintf(path, sizeof(path), "m/%d", i);
+		CHECK(lock(0, path, HLOCK_S, 0) == 0, "%s", path);
+	}
+	CHECK(lockers[0].lk.index_bits > HL_INDEX_INLINE_BITS, "grew to %u",
+	      lockers[0].lk.index_bits);
+	check_invariants();
+	for (i = 0; i < 300; i += 2) {
+		snprintf(path, sizeof(path), "m/%d", i);
+		CHECK(held(0, path) == HLOCK_S && unlock(0, path) == 0, "%s",
+		      path);
+	}
+	CHECK(lock(1, "m/1", HLOCK_X, 0) == -EINPROGRESS, "m/1 still held");
+	CHECK(lock(2, "m/0", HLOCK_X, 0) == 0, "m/0 released");
+	check_invariants();
+	reset();
+}
+
 static unsigned int rnd(unsigned int n)
 {
 	return (unsigned int)random() % n;
@@ -748,6 +788,7 @@ int main(void)
 	test_conversion();
 	test_downgrade();
 	test_hierarchy();
+	test_many_held();
 	for (seed = 1; seed <= 200; seed++)
 		test_random(seed, 400);
 	/* Every level asked for was granted or withdrawn; every wait ended. */

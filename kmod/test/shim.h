@@ -13,6 +13,8 @@
 
 typedef uint64_t u64;
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 struct list_head {
 	struct list_head *next, *prev;
 };
@@ -71,6 +73,45 @@ static inline void list_del(struct list_head *e)
 static inline bool list_empty(const struct list_head *l)
 {
 	return l->next == l;
+}
+
+struct hlist_node {
+	struct hlist_node *next, **pprev;
+};
+
+struct hlist_head {
+	struct hlist_node *first;
+};
+
+#define hlist_entry_safe(ptr, type, member) \
+	((ptr) ? container_of(ptr, type, member) : NULL)
+#define hlist_for_each_entry(pos, head, member)				\
+	for (pos = hlist_entry_safe((head)->first, __typeof__(*(pos)), member);\
+	     pos;							\
+	     pos = hlist_entry_safe((pos)->member.next,			\
+				    __typeof__(*(pos)), member))
+
+static inline void INIT_HLIST_HEAD(struct hlist_head *h)
+{
+	h->first = NULL;
+}
+
+static inline void hlist_add_head(struct hlist_node *n, struct hlist_head *h)
+{
+	n->next = h->first;
+	if (h->first)
+		h->first->pprev = &n->next;
+	h->first = n;
+	n->pprev = &h->first;
+}
+
+static inline void hlist_del(struct hlist_node *n)
+{
+	*n->pprev = n->next;
+	if (n->next)
+		n->next->pprev = n->pprev;
+	n->next = NULL;
+	n->pprev = NULL;
 }
 
 #endif /* _HLOCK_TEST_SHIM_H */
