@@ -1100,7 +1100,7 @@ TEST_F_TIMEOUT(obs, stats_size, TEST_TMO)
 	ASSERT_EQ(1ULL, ULL(ref.cancels));
 
 	buf = malloc(big);
-	ASSERT_NE(NULL, buf);
+	ASSERT_TRUE(buf != NULL);
 
 	/* Smaller: the levels only; the totals stay as they were. */
 	memset(buf, 0xa5, big);
@@ -1253,7 +1253,7 @@ TEST_F_TIMEOUT(obs, table_own_records, TEST_TMO)
 	count = hlock_table(a, NULL, 0, &needed);
 	if (count == -ENOSPC) {
 		buf = malloc(needed);
-		ASSERT_NE(NULL, buf);
+		ASSERT_TRUE(buf != NULL);
 		count = hlock_table(a, buf, needed, &needed);
 	}
 	ASSERT_LE(0, count);
@@ -1279,7 +1279,7 @@ TEST_F_TIMEOUT(obs, table_enospc, TEST_TMO)
 	ASSERT_EQ(0U, needed % 8);
 
 	buf = malloc(needed + 64);
-	ASSERT_NE(NULL, buf);
+	ASSERT_TRUE(buf != NULL);
 	memset(buf, 0xa5, needed + 64);
 	ASSERT_EQ(-ENOSPC, hlock_table(a, buf, needed - 1, &needed2));
 	ASSERT_EQ(needed, needed2);
@@ -1551,7 +1551,7 @@ TEST_F_TIMEOUT(obs, table_pid_namespace, TEST_TMO)
 	ASSERT_EQ(0, hlock_lock(h, "tpn/r", X, 0, 0));
 	v = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, v);
+	ASSERT_TRUE(v != MAP_FAILED);
 	memset(v, 0, sizeof(*v));
 	v->err = -1;
 	if (unshare(CLONE_NEWPID))
@@ -1679,15 +1679,15 @@ TEST_F_TIMEOUT(obs, debugfs_locks, TEST_TMO)
 	snprintf(name, sizeof(name), "dbgfs%d/coll", (int)getpid());
 	ASSERT_EQ(0, hlock_lock(a, name, X, 0, 0));
 	txt = slurp(DEBUGFS_LOCKS);
-	ASSERT_NE(NULL, txt);
-	EXPECT_NE(NULL, strstr(txt, name))
+	ASSERT_TRUE(txt != NULL);
+	EXPECT_TRUE(strstr(txt, name) != NULL)
 		TH_LOG("\"%s\" is not in " DEBUGFS_LOCKS ":\n%s", name, txt);
 	free(txt);
 
 	ASSERT_EQ(0, hlock_unlock(a, name));
 	txt = slurp(DEBUGFS_LOCKS);
-	ASSERT_NE(NULL, txt);
-	EXPECT_EQ(NULL, strstr(txt, name))
+	ASSERT_TRUE(txt != NULL);
+	EXPECT_TRUE(strstr(txt, name) == NULL)
 		TH_LOG("\"%s\" is still in " DEBUGFS_LOCKS, name);
 	free(txt);
 }
@@ -1942,12 +1942,12 @@ TEST_F_TIMEOUT(slow, slow_wait_logged, TEST_TMO)
 		usleep(50 * 1000);
 	ASSERT_EQ(1, nr) TH_LOG("kernel log lines naming %s", name);
 	TH_LOG("%s", line);
-	EXPECT_NE(NULL, strstr(line, "slow wait"));
+	EXPECT_TRUE(strstr(line, "slow wait") != NULL);
 	EXPECT_TRUE(has_number(line, getpid())) TH_LOG("waiter pid %d",
 						       (int)getpid());
-	EXPECT_NE(NULL, strstr(line, "hlobs_slow"));
+	EXPECT_TRUE(strstr(line, "hlobs_slow") != NULL);
 	EXPECT_TRUE(has_word(line, "SIX"));
-	EXPECT_NE(NULL, strstr(line, "ms"));
+	EXPECT_TRUE(strstr(line, "ms") != NULL);
 	EXPECT_TRUE(has_number(line, holder)) TH_LOG("holder pid %d",
 						     (int)holder);
 }
@@ -2067,10 +2067,10 @@ TEST_F_TIMEOUT(trace, tracepoints_fire, TEST_TMO)
 
 	ASSERT_EQ(0, write_file_str(TRACE_EVENTS "/enable", "0", 0));
 	txt = slurp(TRACEFS_DIR "/trace");
-	ASSERT_NE(NULL, txt);
+	ASSERT_TRUE(txt != NULL);
 	for (i = 0; i < ARRAY_SIZE(events); i++) {
 		snprintf(ev, sizeof(ev), "%s:", events[i]);
-		EXPECT_NE(NULL, strstr(txt, ev))
+		EXPECT_TRUE(strstr(txt, ev) != NULL)
 			TH_LOG("no %s event in the trace", events[i]);
 	}
 	free(txt);
