@@ -418,6 +418,9 @@ struct hlist_head *hl_locker_index_swap(struct hl_locker *lk,
  * hl_op_reqs_needed() - How many new requests the prepared operation needs.
  * @lk: The locker; op.heads and op.nr are set.
  *
+ * Also notes in op.reqs the request the locker holds at each level, for
+ * hl_op_start() in the same hold of the caller's lock.
+ *
  * Return: the number of levels the locker holds nothing on, less the
  * spares already supplied (0 when there are enough).
  */
@@ -426,9 +429,11 @@ unsigned int hl_op_reqs_needed(struct hl_locker *lk)
 	struct hl_op *op = &lk->op;
 	unsigned int l, n = 0;
 
-	for (l = 0; l < op->nr; l++)
-		if (!hl_locker_find(lk, op->heads[l]))
+	for (l = 0; l < op->nr; l++) {
+		op->reqs[l] = hl_locker_find(lk, op->heads[l]);
+		if (!op->reqs[l])
 			n++;
+	}
 	return n > op->nr_spare ? n - op->nr_spare : 0;
 }
 
@@ -572,7 +577,8 @@ static void notify_granted(struct hl_req *req)
 /**
  * hl_op_start() - Start locking the prepared path.
  * @lk: The locker, whose slot is in HL_OP_SETUP with op.heads, op.nr and
- *	enough spares (hl_op_reqs_needed() returns 0).
+ *	enough spares: hl_op_reqs_needed() returned 0 in this same hold of
+ *	the caller's lock, so op.reqs is current.
  * @mode: Mode for the last level, HLOCK_IS to HLOCK_X.
  * @flags: HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST for the last level.
  *
@@ -590,12 +596,11 @@ int hl_op_start(struct hl_locker *lk, unsigned int mode, unsigned int flags)
 	unsigned int l;
 
 	for (l = 0; l < op->nr; l++) {
-		struct hl_req *req = hl_locker_find(lk, op->heads[l]);
+		struct hl_req *req = op->reqs[l];
 
 		/* Checked up front: a level must never fail half way. */
 		if (req && req->own + req->child >= HL_MAX_COUNT)
 			return -EOVERFLOW;
-		op->reqs[l] = req;
 	}
 	for (l = 0; l < op->nr; l++)
 		if (op->reqs[l])
