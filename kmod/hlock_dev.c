@@ -641,9 +641,10 @@ static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
 		      s64 timeout_ns)
 {
 	struct hl_res *pre[HL_MAX_LEVELS] = { NULL };
-	struct hlist_head *index = NULL;
+	struct hlist_head *unused = NULL;
 	struct hl_op *op = &f->lk.op;
 	unsigned int l, need, bits;
+	bool grow_tried = false;
 	int ret = 0;
 
 	spin_lock(&hl_space.lock);
@@ -660,17 +661,17 @@ static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
 		 * A bigger index for the locker's requests, tried once per
 		 * call; without it lookups only get slower.
 		 */
-		bits = index ? 0 : hl_locker_index_wanted(&f->lk);
+		bits = grow_tried ? 0 : hl_locker_index_wanted(&f->lk);
 		if (bits) {
+			grow_tried = true;
 			spin_unlock(&hl_space.lock);
-			index = kvmalloc_array(1U << bits, sizeof(*index),
-					       GFP_KERNEL_ACCOUNT);
+			unused = kvmalloc_array(1U << bits, sizeof(*unused),
+						GFP_KERNEL_ACCOUNT);
 			spin_lock(&hl_space.lock);
-			if (!index)
-				index = ZERO_SIZE_PTR;
-			else if (bits > f->lk.index_bits)
-				index = hl_locker_index_swap(&f->lk, index,
-							     bits);
+			/* Unless another thread grew it meanwhile. */
+			if (unused && bits > f->lk.index_bits)
+				unused = hl_locker_index_swap(&f->lk, unused,
+							      bits);
 			continue;
 		}
 		if (!op->nr && !hl_path_get(op, p, pre)) {
@@ -735,8 +736,7 @@ out_unlock:
 	for (l = 0; l < HL_MAX_LEVELS; l++)
 		kfree(pre[l]);
 	/* The index replaced, or one nobody needed after all. */
-	if (!ZERO_OR_NULL_PTR(index))
-		kvfree(index);
+	kvfree(unused);
 	return ret;
 }
 
