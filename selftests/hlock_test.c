@@ -50,37 +50,17 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wclobbered"
 #include "kselftest_harness.h"
+#include "hlock_helpers.h"
 
-#define MS		1000000LL
-#define SEC		(1000 * MS)
-/* The longest a grant we expect to have happened may take to show. */
-#define SETTLE_NS	(5 * SEC)
-/* Per test; the VM is slow TCG emulation. */
-#define TEST_TMO	60
 #define NLOCKERS	10
 
 #define SYSFS_POLICY	"/sys/module/hlock/parameters/grant_policy"
 
-#define IS	HLOCK_IS
-#define IX	HLOCK_IX
-#define S	HLOCK_S
-#define SIX	HLOCK_SIX
-#define X	HLOCK_X
-#define NL	HLOCK_NL
-#define ASYNC	HLOCK_F_ASYNC
 #define FRONT	HLOCK_F_FRONT
 #define CF	HLOCK_F_COMPAT_FIRST
 
 /* ------------------------------------------------------------------ */
 /* Helpers */
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * SEC + ts.tv_nsec;
-}
 
 /* 1 if POLLIN shows within @ms, 0 if not, -errno on error. */
 static int pollin(int fd, int ms)
@@ -93,13 +73,6 @@ static int pollin(int fd, int ms)
 	return ret > 0 && (p.revents & POLLIN);
 }
 
-static int raw_ioctl(int fd, unsigned long cmd, void *arg)
-{
-	int ret = ioctl(fd, cmd, arg);
-
-	return ret < 0 ? -errno : ret;
-}
-
 static void args_init(struct hlock_lock_args *a, const char *path,
 		      unsigned int mode, unsigned int flags, int64_t timeout)
 {
@@ -109,74 +82,6 @@ static void args_init(struct hlock_lock_args *a, const char *path,
 	a->mode = mode;
 	a->flags = flags;
 	a->timeout_ns = timeout;
-}
-
-static bool have_device(void)
-{
-	return access(HLOCK_DEVICE, F_OK) == 0;
-}
-
-/* Close every inherited descriptor but @keep in a helper child. */
-static void close_inherited(int keep)
-{
-	int fd;
-
-	for (fd = 3; fd < 1024; fd++)
-		if (fd != keep)
-			close(fd);
-}
-
-static volatile sig_atomic_t usr1_count;
-
-static void on_usr1(int sig)
-{
-	(void)sig;
-	usr1_count++;
-}
-
-/* SIGUSR1 interrupts blocking calls: no SA_RESTART. */
-static int install_usr1(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0;
-	return sigaction(SIGUSR1, &sa, NULL);
-}
-
-/*
- * Fork a child that sends SIGUSR1 to us every @every_ms, the first time
- * after @every_ms, until stop_child().  Repeating makes the test immune
- * to a signal landing before the blocking call started.
- */
-static pid_t start_nagger(int every_ms)
-{
-	pid_t target = getpid();
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	close_inherited(-1);
-	for (;;) {
-		usleep(every_ms * 1000);
-		if (getppid() != target || kill(target, SIGUSR1))
-			_exit(0);
-	}
-}
-
-static void stop_child(pid_t pid)
-{
-	if (pid <= 0)
-		return;
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
 }
 
 static int write_policy(const char *name)
@@ -209,11 +114,6 @@ static int read_policy(char *buf, size_t size)
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		buf[--len] = '\0';
 	return 0;
-}
-
-static const char *mname(int mode)
-{
-	return mode < 0 ? "error" : hlock_mode_name(mode);
 }
 
 /* The request of locker @fd has been granted: collect it. */
@@ -1337,19 +1237,13 @@ static pid_t fork_helper(int *rfd, void (*fn)(int wfd))
 	pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close_inherited(pfd[1]);
+		close_inherited(pfd[1], -1);
 		fn(pfd[1]);
 		_exit(0);
 	}
 	close(pfd[1]);
 	*rfd = pfd[0];
 	return pid;
-}
-
-static void report(int wfd, char c)
-{
-	if (write(wfd, &c, 1) != 1)
-		_exit(1);
 }
 
 static void helper_hold_x(int wfd)
@@ -1380,16 +1274,6 @@ static void helper_exit_holding(int wfd)
 
 	report(wfd, ok ? 'k' : 'e');
 	_exit(0);	/* without unlocking */
-}
-
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return status;
 }
 
 TEST_F_TIMEOUT(hl, kill_holder, TEST_TMO)
@@ -1509,18 +1393,6 @@ TEST_F_TIMEOUT(hl, close_uncollected, TEST_TMO)
 
 /* ------------------------------------------------------------------ */
 /* 15. Bad input, one rejection at a time, through raw ioctls */
-
-/* A page that is surely not mapped. */
-static void *unmapped_page(void)
-{
-	void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-
-	if (p == MAP_FAILED)
-		return (void *)1;
-	munmap(p, 4096);
-	return p;
-}
 
 /* One mutation of an otherwise valid struct hlock_lock_args. */
 enum mut {

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What hlock's kselftests share: timing constants, mode shorthands, and
+ * helpers for raw ioctls, child processes and signals.  Include it after
+ * kselftest_harness.h; everything is static inline, so a test that does
+ * not use a helper does not warn about it.
+ */
+#ifndef HLOCK_HELPERS_H
+#define HLOCK_HELPERS_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "hlock.h"
+
+#define MS		1000000LL
+#define SEC		(1000 * MS)
+/* The longest a grant we expect to have happened may take to show. */
+#define SETTLE_NS	(5 * SEC)
+/* Per test; the VM is slow TCG emulation. */
+#define TEST_TMO	60
+
+#define IS	HLOCK_IS
+#define IX	HLOCK_IX
+#define S	HLOCK_S
+#define SIX	HLOCK_SIX
+#define X	HLOCK_X
+#define NL	HLOCK_NL
+#define ASYNC	HLOCK_F_ASYNC
+
+static inline bool have_device(void)
+{
+	return access(HLOCK_DEVICE, F_OK) == 0;
+}
+
+static inline int raw_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret = ioctl(fd, cmd, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* A page that is surely not mapped. */
+static inline void *unmapped_page(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		return (void *)1;
+	munmap(p, 4096);
+	return p;
+}
+
+/* Close every inherited descriptor but @keep1 and @keep2 in a child. */
+static inline void close_inherited(int keep1, int keep2)
+{
+	int fd;
+
+	for (fd = 3; fd < 1024; fd++)
+		if (fd != keep1 && fd != keep2)
+			close(fd);
+}
+
+static inline void report(int wfd, char c)
+{
+	if (write(wfd, &c, 1) != 1)
+		_exit(1);
+}
+
+/* Read one report byte; 0 on EOF or error. */
+static inline char read_report(int rfd)
+{
+	char c = 0;
+
+	while (read(rfd, &c, 1) < 0 && errno == EINTR)
+		;
+	return c;
+}
+
+static inline int wait_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return status;
+}
+
+static inline void stop_child(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	wait_child(pid);
+}
+
+static volatile sig_atomic_t usr1_count;
+
+static inline void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_count++;
+}
+
+/* SIGUSR1 interrupts blocking calls: no SA_RESTART. */
+static inline int install_usr1(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGUSR1, &sa, NULL);
+}
+
+/*
+ * Fork a child that sends SIGUSR1 to us every @every_ms, the first time
+ * after @every_ms, until stop_child(): immune to a signal landing before
+ * the blocking call started.
+ */
+static inline pid_t start_nagger(int every_ms)
+{
+	pid_t target = getpid();
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close_inherited(-1, -1);
+	for (;;) {
+		usleep(every_ms * 1000);
+		if (getppid() != target || kill(target, SIGUSR1))
+			_exit(0);
+	}
+}
+
+static inline const char *mname(int mode)
+{
+	return mode < 0 ? "error" : hlock_mode_name(mode);
+}
+
+static inline int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+#endif /* HLOCK_HELPERS_H */
