@@ -264,7 +264,16 @@ static bool head_convert(struct hl_head *h, struct hl_req *req,
 			 unsigned int target)
 {
 	if (!hl_conflicts(target, others_mask(h, req))) {
+		bool had_compat_first = h->compat_first;
+
 		convert_done(h, req, target);
+		/*
+		 * A compatible-first holder lets waiters that are compatible
+		 * with the holders go first: grant those that wait now, or
+		 * later arrivals would overtake them.
+		 */
+		if (!had_compat_first && h->compat_first)
+			grant_pass(h);
 		return true;
 	}
 	req->state = HL_CONVERTING;
@@ -662,8 +671,9 @@ void hl_op_cancel(struct hl_locker *lk)
 		struct hl_req *req = op->reqs[l];
 
 		if (op->step[l] == HL_STEP_CONVERT) {
-			head_downgrade(req->head, req, op->prev[l]);
+			/* Flags first: the downgrade's grant pass obeys them. */
 			req_set_flags(req->head, req, op->prev_flags[l]);
+			head_downgrade(req->head, req, op->prev[l]);
 		}
 		if (op->step[l] == HL_STEP_NEW) {
 			req_drop(req, l + 1 == op->nr);

@@ -565,6 +565,44 @@ static void test_front_and_compat_first(void)
 	reset();
 }
 
+/*
+ * A conversion that makes a head compatible-first lets the waiters that
+ * are compatible with the holders go first, at once: a later arrival must
+ * not overtake them.  Undoing such a conversion restores the flags before
+ * its grant pass runs.
+ */
+static void test_compat_first_conversion(void)
+{
+	CHECK(lock(0, "db", HLOCK_IS, 0) == 0, "root IS");
+	CHECK(lock(1, "", HLOCK_X, 0) == -EINPROGRESS, "root X waits");
+	CHECK(lock(2, "", HLOCK_S, 0) == -EINPROGRESS, "root S waits");
+	CHECK(lock(0, "", HLOCK_S, 0) == 0, "root IS -> S at once");
+	CHECK(collect(2) == 0, "the waiting S goes with the converted S");
+	CHECK(lock(3, "", HLOCK_S, 0) == 0, "a late S");
+	CHECK(collect(1) == -EAGAIN, "X still waits");
+	check_invariants();
+	reset();
+
+	policy = HLOCK_POLICY_FIFO;
+	CHECK(lock(0, "db", HLOCK_IS, 0) == 0, "db IS");
+	CHECK(lock(4, "db/x", HLOCK_X, 0) == 0, "db IX");
+	CHECK(lock(0, "db", HLOCK_S, HLOCK_F_COMPAT_FIRST | HLOCK_F_ASYNC) ==
+	      -EINPROGRESS, "db IS -> S waits for the IX");
+	CHECK(lock(1, "db", HLOCK_IX, 0) == -EINPROGRESS, "IX queues");
+	CHECK(lock(2, "db", HLOCK_X, 0) == -EINPROGRESS, "X queues");
+	CHECK(lock(3, "db", HLOCK_IX, 0) == -EINPROGRESS, "IX queues");
+	CHECK(unlock(4, "db/x") == 0, "IX released");
+	CHECK(lockers[0].lk.op.state == HL_OP_GRANTED, "conversion granted");
+	cancel(0);
+	CHECK(held(0, "db") == HLOCK_IS, "conversion undone");
+	CHECK(find_head("db")->compat_first == 0, "no compatible-first left");
+	CHECK(collect(1) == 0, "the first IX");
+	CHECK(collect(2) == -EAGAIN && collect(3) == -EAGAIN,
+	      "fifo stops at the X");
+	check_invariants();
+	reset();
+}
+
 static void test_conversion(void)
 {
 	CHECK(lock(0, "v", HLOCK_IS, 0) == 0 && lock(1, "v", HLOCK_IS, 0) == 0,
@@ -786,6 +824,7 @@ int main(void)
 	grant_example(HLOCK_POLICY_FIFO);
 	test_front_and_compat_first();
 	test_conversion();
+	test_compat_first_conversion();
 	test_downgrade();
 	test_hierarchy();
 	test_many_held();
