@@ -86,7 +86,11 @@ struct hl_res {
  * @lk: The locker (hlock_core), protected by hl_space.lock.
  * @wq: Where the locker's waiters and pollers sleep.
  * @granted: Set when the operation in flight was granted while waiting;
- *	read without the lock by waiters, cleared when it is collected.
+ *	read without the lock by poll, cleared when it is collected.
+ * @gen: Generation of the operation slot: bumped, with a wake-up of @wq,
+ *	on every transition a sleeper may wait for (granted, collected or
+ *	withdrawn).  Sleepers wait for it to move, then look again under
+ *	the lock: a flag could be set and cleared again while they sleep.
  * @async: The operation in flight was queued with HLOCK_F_ASYNC; only
  *	such an operation can be collected by HLOCK_IOC_WAIT or cancelled by
  *	HLOCK_IOC_UNLOCK.  Protected by hl_space.lock.
@@ -105,6 +109,7 @@ struct hl_file {
 	struct hl_locker lk;
 	wait_queue_head_t wq;
 	bool granted;
+	unsigned int gen;
 	bool async;
 	struct pid *owner;
 	char comm[HLOCK_COMM_LEN];
@@ -257,6 +262,14 @@ unsigned int hl_grant_policy(void)
 
 static void hl_slow_log(struct hl_file *f);
 
+/* The slot of @f moved on: tell its sleepers.  Context: lock held. */
+static void hl_slot_changed(struct hl_file *f)
+{
+	lockdep_assert_held(&hl_space.lock);
+	WRITE_ONCE(f->gen, f->gen + 1);
+	wake_up_interruptible_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
+}
+
 /**
  * hl_op_granted() - Wake a locker whose waiting operation was granted.
  * @lk: The locker.
@@ -269,7 +282,7 @@ void hl_op_granted(struct hl_locker *lk)
 
 	hl_slow_log(f);
 	WRITE_ONCE(f->granted, true);
-	wake_up_interruptible_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
+	hl_slot_changed(f);
 }
 
 /**
@@ -448,19 +461,22 @@ static void hl_slow_log(struct hl_file *f)
 	struct hl_op *op = &f->lk.op;
 	u64 ms = READ_ONCE(hl_slow_ms);
 	char pids[HL_SLOW_PIDS * 12] = "";
-	unsigned int i, n = 0;
+	unsigned int i, n = 0, len;
+	const char *path;
 
 	if (!ms || f->waited < ms * NSEC_PER_MSEC)
 		return;
+	len = hl_path_len(op->heads[op->nr - 1]);
+	path = hl_head_path(op->heads[op->nr - 1]);
 	for (i = 0; i < f->nr_slow; i++)
 		n += scnprintf(pids + n, sizeof(pids) - n, "%s%d",
 			       i ? ", " : "", f->slow_pids[i]);
-	pr_info_ratelimited("slow wait: pid %d (%s) waited %llu ms for %s on \"%s\" (queued at level %u); held by pids %s when the wait began\n",
-			    hl_file_pid(f), f->comm,
-			    div_u64(f->waited, NSEC_PER_MSEC),
-			    hl_mode_name(op->mode),
-			    hl_head_path(op->heads[op->nr - 1]), f->wait_level,
-			    n ? pids : "(none)");
+	/* Users choose paths and command names: escape them. */
+	pr_info_ratelimited("slow wait: pid %d (%*pE) waited %llu ms for %s on \"%*pE\" (queued at level %u); held by pids %s when the wait began\n",
+			    hl_file_pid(f), (int)strnlen(f->comm, sizeof(f->comm)),
+			    f->comm, div_u64(f->waited, NSEC_PER_MSEC),
+			    hl_mode_name(op->mode), (int)len, path,
+			    f->wait_level, n ? pids : "(none)");
 }
 
 /*
@@ -584,22 +600,37 @@ static int hl_res_alloc(const struct hl_path *p, unsigned int from,
 	return 0;
 }
 
-/* Wait until the operation in flight is granted. */
-static int hl_wait_granted(struct hl_file *f, s64 timeout_ns)
+/*
+ * Sleep until the slot of @f leaves generation @seen, a signal comes, or
+ * @deadline passes (KTIME_MAX: never).  Return: 0, -EINTR or -ETIMEDOUT;
+ * the caller looks at the slot again under the lock in every case.
+ */
+static int hl_wait_slot(struct hl_file *f, unsigned int seen, ktime_t deadline)
 {
+	ktime_t left;
 	long ret;
 
-	if (timeout_ns < 0)
-		ret = wait_event_interruptible(f->wq, READ_ONCE(f->granted));
-	else
+	if (deadline == KTIME_MAX) {
+		ret = wait_event_interruptible(f->wq, READ_ONCE(f->gen) != seen);
+	} else {
+		left = ktime_sub(deadline, ktime_get());
+		if (left <= 0)
+			return -ETIMEDOUT;
 		ret = wait_event_interruptible_hrtimeout(f->wq,
-							 READ_ONCE(f->granted),
-							 ns_to_ktime(timeout_ns));
+							 READ_ONCE(f->gen) != seen,
+							 left);
+	}
 	if (ret == -ERESTARTSYS)
 		return -EINTR;
 	if (ret == -ETIME)
 		return -ETIMEDOUT;
 	return ret;
+}
+
+/* When a wait of @timeout_ns (negative: forever) that starts now ends. */
+static ktime_t hl_deadline(s64 timeout_ns)
+{
+	return timeout_ns < 0 ? KTIME_MAX : ktime_add_ns(ktime_get(), timeout_ns);
 }
 
 /* Empty the slot after its operation was collected or undone. */
@@ -608,6 +639,7 @@ static void hl_op_clear(struct hl_file *f)
 	hl_op_finish(&f->lk);
 	WRITE_ONCE(f->granted, false);
 	f->async = false;
+	hl_slot_changed(f);
 }
 
 /* The caller makes the lock calls of @f from now on.  Context: lock held. */
@@ -645,6 +677,7 @@ static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
 	struct hl_op *op = &f->lk.op;
 	unsigned int l, need, bits;
 	bool grow_tried = false;
+	ktime_t deadline;
 	int ret = 0;
 
 	spin_lock(&hl_space.lock);
@@ -716,16 +749,23 @@ static int hl_do_lock(struct hl_file *f, const struct hl_path *p,
 		hl_gave_up(f, path, mode, ret);
 		goto out_cancel;
 	}
-	spin_unlock(&hl_space.lock);
+	deadline = hl_deadline(timeout_ns);
+	/*
+	 * The slot is this call's own (not async): nobody else can collect
+	 * or withdraw it, so only a grant moves it on.
+	 */
+	do {
+		unsigned int seen = f->gen;
 
-	ret = hl_wait_granted(f, timeout_ns);
-
-	spin_lock(&hl_space.lock);
-	/* A grant that raced with the timeout or the signal wins. */
-	if (op->state == HL_OP_GRANTED) {
-		ret = 0;
-		goto out_clear;
-	}
+		spin_unlock(&hl_space.lock);
+		ret = hl_wait_slot(f, seen, deadline);
+		spin_lock(&hl_space.lock);
+		/* A grant that raced with the timeout or the signal wins. */
+		if (op->state == HL_OP_GRANTED) {
+			ret = 0;
+			goto out_clear;
+		}
+	} while (!ret);
 	hl_gave_up(f, path, mode, ret);
 out_cancel:
 	hl_op_cancel(&f->lk);
@@ -740,41 +780,49 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * HLOCK_IOC_WAIT: wait for the locker's async request and collect it.
+ * Returns 0 only when this call collected a grant; if another thread
+ * collects the request first and queues a new one, this call waits for
+ * the new one.
+ */
 static int hl_do_wait(struct hl_file *f, s64 timeout_ns)
 {
+	ktime_t deadline = hl_deadline(timeout_ns);
 	struct hl_op *op = &f->lk.op;
-	int ret;
+	int ret = 0;
 
 	spin_lock(&hl_space.lock);
-	if (op->state == HL_OP_IDLE) {
-		ret = -ENOENT;
-		goto out_unlock;
-	}
-	if (!f->async) {
-		/* Another thread's blocking call owns the slot. */
-		ret = -EBUSY;
-		goto out_unlock;
-	}
-	if (op->state == HL_OP_GRANTED) {
-		ret = 0;
-		hl_op_clear(f);
-		goto out_unlock;
-	}
-	spin_unlock(&hl_space.lock);
+	for (;;) {
+		unsigned int seen;
 
-	ret = timeout_ns ? hl_wait_granted(f, timeout_ns) : -EAGAIN;
-
-	spin_lock(&hl_space.lock);
-	if (op->state == HL_OP_GRANTED && f->async) {
-		ret = 0;
-		hl_op_clear(f);
-	} else if (op->state == HL_OP_IDLE || !f->async) {
-		/* Cancelled by another thread while we slept. */
-		ret = -ENOENT;
-	} else if (ret == -EINTR) {
+		if (op->state == HL_OP_IDLE) {
+			/* Nothing queued, or withdrawn while we slept. */
+			ret = -ENOENT;
+			break;
+		}
+		if (!f->async) {
+			/* Another thread's blocking call owns the slot. */
+			ret = -EBUSY;
+			break;
+		}
+		if (op->state == HL_OP_GRANTED) {
+			/* Also when it raced with a timeout or a signal. */
+			ret = 0;
+			hl_op_clear(f);
+			break;
+		}
+		if (!timeout_ns)
+			ret = -EAGAIN;
+		if (ret)
+			break;
+		seen = f->gen;
+		spin_unlock(&hl_space.lock);
+		ret = hl_wait_slot(f, seen, deadline);
+		spin_lock(&hl_space.lock);
+	}
+	if (ret == -EINTR)
 		hl_stat_add(f, interrupts, 1);
-	}
-out_unlock:
 	spin_unlock(&hl_space.lock);
 	return ret;
 }
@@ -1023,7 +1071,8 @@ static void hl_rec_fill(struct hlock_lock_record *rec, const struct hl_head *h,
 {
 	const struct hl_file *f = hl_file_of(req->locker);
 
-	memset(rec, 0, sizeof(*rec));
+	/* The whole record, padding after the path too: it goes to users. */
+	memset(rec, 0, hl_rec_size(len));
 	rec->rec_len = hl_rec_size(len);
 	rec->path_len = len;
 	rec->pid = pid_nr_ns(f->owner, ns);
