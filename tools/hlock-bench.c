@@ -1,165 +1,1152 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hlock-bench: what the statistics cost on the uncontended path, and
- * whether that path slows down as a locker holds more resources.
+ * hlock-bench: what hlock costs next to the kernel's other locks.
  *
- * Times lock+unlock pairs by one locker on one path with the module
- * parameter "stats" on and off, in alternating rounds so that drift of
- * the (noisy, emulated) machine hits both alike, and reports the ratio
- * of the medians.  Absolute times under TCG mean little; the ratio is the
- * result.  `make bench` runs it in a VM.
+ *   hlock-bench [OPTIONS]      sections 1 to 3 and the statistics' cost
+ *   hlock-bench -S [OPTIONS]   section 4, scaling on two CPUs
+ *
+ * 1. Single operations, uncontended: ns per call or lock+unlock pair.
+ * 2. Handoff: two processes alternately taking X on the same object.
+ * 3. A writer's wait behind readers whose shared holds overlap.
+ * 4. Two processes on two CPUs, each locking its own object, against
+ *    one process alone (run it on a VM with real parallelism, --mttcg).
+ * Plus the two figures the earlier tool gave: the statistics' cost (the
+ * module parameter "stats" on over off) and a lock+unlock by a locker
+ * holding many other resources over one holding none.
+ *
+ * The rounds are interleaved: each round runs every candidate once, from
+ * a different first candidate each round, and the tables give medians
+ * over the rounds.  Ratios are taken within a round and their median is
+ * reported, so that the slow phases of an emulated machine hit both
+ * sides of a ratio alike.  Under qemu's TCG absolute times mean little;
+ * the ratios are the result.  The two references are a pair of ioctls
+ * that hlock does not know (the whole VFS ioctl path and hlock's
+ * dispatch, nothing else) and a flock(2) LOCK_EX + LOCK_UN pair on a
+ * tmpfs file.
+ *
+ * Nothing here asserts a threshold: it reports.  Any operation that fails
+ * ends the run with status 1.  After the tables come one line per figure,
+ * "bench: KEY VALUE", for scripts.  `make bench` runs it in VMs.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/sem.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
 
 #include "hlock.h"
 
 #define STATS_PARAM	"/sys/module/hlock/parameters/stats"
+/* A command hlock does not know: -ENOTTY after its whole dispatch. */
+#define NULL_IOCTL	_IO(HLOCK_IOC_MAGIC, 0xff)
+/* flock, OFD and POSIX locks, and the handoff and writer-wait sections. */
+#define LOCK_FILE	"/tmp/hlock-bench.lock"
+#define TMPFS_MAGIC	0x01021994
 #define MAX_ROUNDS	101
+#define MAX_READERS	8
+#define NSEC		1000000000LL
+#define MSEC		1000000LL
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("hlock-bench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+/*
+ * The figures for scripts, "bench: KEY VALUE" a line, kept until the end
+ * so that they follow all the tables.
+ */
+static char figures[16384];
+static size_t figures_len;
+
+static void __attribute__((format(printf, 1, 2))) figure(const char *fmt, ...)
+{
+	size_t room = sizeof(figures) - figures_len;
+	va_list ap;
+	int n;
+
+	if (room < 8)
+		die("too many figures");
+	memcpy(figures + figures_len, "bench: ", 7);
+	figures_len += 7;
+	room -= 7;
+	va_start(ap, fmt);
+	n = vsnprintf(figures + figures_len, room, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= room)
+		die("too many figures");
+	figures_len += n;
+}
 
 static int64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return ts.tv_sec * NSEC + ts.tv_nsec;
 }
 
-static int set_stats(int on)
+static void sleep_ns(int64_t ns)
 {
-	int fd = open(STATS_PARAM, O_WRONLY);
-	int ok;
+	struct timespec ts = { .tv_sec = ns / NSEC, .tv_nsec = ns % NSEC };
 
-	if (fd < 0)
-		return -errno;
-	ok = write(fd, on ? "Y" : "N", 1) == 1;
-	close(fd);
-	return ok ? 0 : -EIO;
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
 }
 
-/* ns per lock+unlock pair over @iters pairs. */
-static double run(int fd, const char *path, int mode, long iters)
-{
-	int64_t t0 = now_ns();
-	long i;
-
-	for (i = 0; i < iters; i++) {
-		if (hlock_lock(fd, path, mode, 0, 0) ||
-		    hlock_unlock(fd, path) != 0) {
-			fprintf(stderr, "hlock-bench: lock/unlock failed\n");
-			exit(1);
-		}
-	}
-	return (double)(now_ns() - t0) / iters;
-}
-
-/* Intents a lock of @path takes: the root and every proper prefix. */
-static int intents(const char *path)
-{
-	int n = 0;
-
-	if (!*path)
-		return 0;
-	for (; *path; path++)
-		n += *path == '/';
-	return n + 1;
-}
-
-static int cmp(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
 }
 
+/* The median of @n values (not reordering @v); +inf sorts last. */
+static double median(const double *v, int n)
+{
+	double s[MAX_ROUNDS];
+
+	memcpy(s, v, n * sizeof(*v));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return n & 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/*
+ * Memory shared with the child processes: the process-shared rwlock, the
+ * start and stop signals, and what the children counted.
+ */
+static struct shared {
+	pthread_rwlock_t rw;
+	int64_t deadline;	/* workers stop at this CLOCK_MONOTONIC time */
+	int stop;		/* readers stop when set */
+	long count[2];		/* lock+unlock pairs, per worker */
+} *sh;
+
+static int semid = -1;
+
+/* What a locker locks with; one per candidate and per child. */
+enum kind { K_GETPPID, K_NULL, K_HLOCK, K_FLOCK, K_OFD, K_POSIX, K_SEM,
+	    K_RWLOCK };
+
+struct locker {
+	enum kind kind;
+	const char *obj;	/* the hlock path, or the locked file */
+	int fd;
+};
+
+static const char *kind_name(enum kind k)
+{
+	static const char *const names[] = {
+		[K_GETPPID] = "getppid", [K_NULL] = "null ioctl",
+		[K_HLOCK] = "hlock", [K_FLOCK] = "flock", [K_OFD] = "OFD lock",
+		[K_POSIX] = "POSIX lock", [K_SEM] = "semop",
+		[K_RWLOCK] = "pthread_rwlock",
+	};
+
+	return names[k];
+}
+
+/* Open a locker of its own (a new open file description where it has one). */
+static void lk_open(struct locker *l, enum kind kind, const char *obj)
+{
+	l->kind = kind;
+	l->obj = obj;
+	l->fd = -1;
+	switch (kind) {
+	case K_NULL:
+	case K_HLOCK:
+		l->fd = hlock_open();
+		if (l->fd < 0)
+			die("%s: %s", HLOCK_DEVICE, strerror(-l->fd));
+		break;
+	case K_FLOCK:
+	case K_OFD:
+	case K_POSIX:
+		l->fd = open(obj, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (l->fd < 0)
+			die("%s: %s", obj, strerror(errno));
+		break;
+	default:
+		break;
+	}
+}
+
+static void lk_close(struct locker *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+}
+
+static void null_ioctl(int fd)
+{
+	if (ioctl(fd, NULL_IOCTL) != -1 || errno != ENOTTY)
+		die("the null ioctl did not fail with ENOTTY (%s)",
+		    strerror(errno));
+}
+
+/* A whole-file fcntl lock or unlock of @type (F_RDLCK, F_WRLCK, F_UNLCK). */
+static int fcntl_lock(int fd, int cmd, short type)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET };
+
+	return fcntl(fd, cmd, &fl);
+}
+
+static int sem_change(short by, int64_t timeout_ns)
+{
+	struct sembuf op = { .sem_num = 0, .sem_op = by, .sem_flg = SEM_UNDO };
+	struct timespec ts = { .tv_sec = timeout_ns / NSEC,
+			       .tv_nsec = timeout_ns % NSEC };
+
+	return semtimedop(semid, &op, 1, timeout_ns < 0 ? NULL : &ts);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* Interrupt a blocking flock or fcntl after @ns, with EINTR. */
+static void arm_alarm(int64_t ns)
+{
+	struct itimerval it = {
+		.it_value = { .tv_sec = ns / NSEC, .tv_usec = ns % NSEC / 1000 },
+	};
+
+	if (setitimer(ITIMER_REAL, &it, NULL))
+		die("setitimer: %s", strerror(errno));
+}
+
+/*
+ * Lock @l, shared if @shared (for the kinds that have a shared mode),
+ * else exclusive.  Waits at most @timeout_ns (negative: forever) and
+ * returns -ETIMEDOUT when it gave up; dies on any other failure.
+ */
+static int lk_lock(struct locker *l, int shared, int64_t timeout_ns)
+{
+	short type = shared ? F_RDLCK : F_WRLCK;
+	struct timespec abs;
+	int ret = 0, timed = timeout_ns >= 0;
+
+	switch (l->kind) {
+	case K_GETPPID:
+		getppid();
+		break;
+	case K_NULL:
+		null_ioctl(l->fd);
+		break;
+	case K_HLOCK:
+		ret = hlock_lock(l->fd, l->obj, shared ? HLOCK_S : HLOCK_X, 0,
+				 timeout_ns);
+		if (ret == -ETIMEDOUT && timed)
+			return ret;
+		if (ret)
+			die("hlock_lock %s \"%s\": %s", shared ? "S" : "X",
+			    l->obj, strerror(-ret));
+		break;
+	case K_FLOCK:
+	case K_OFD:
+	case K_POSIX:
+		if (timed)
+			arm_alarm(timeout_ns);
+		if (l->kind == K_FLOCK)
+			ret = flock(l->fd, shared ? LOCK_SH : LOCK_EX);
+		else
+			ret = fcntl_lock(l->fd, l->kind == K_OFD ?
+					 F_OFD_SETLKW : F_SETLKW, type);
+		if (timed)
+			arm_alarm(0);
+		if (ret && errno == EINTR && timed)
+			return -ETIMEDOUT;
+		if (ret)
+			die("%s on %s: %s", kind_name(l->kind), l->obj,
+			    strerror(errno));
+		break;
+	case K_SEM:
+		if (sem_change(-1, timeout_ns)) {
+			if (errno == EAGAIN && timed)
+				return -ETIMEDOUT;
+			die("semop P: %s", strerror(errno));
+		}
+		break;
+	case K_RWLOCK:
+		clock_gettime(CLOCK_MONOTONIC, &abs);
+		abs.tv_sec += timeout_ns / NSEC;
+		abs.tv_nsec += timeout_ns % NSEC;
+		if (abs.tv_nsec >= NSEC) {
+			abs.tv_sec++;
+			abs.tv_nsec -= NSEC;
+		}
+		if (!timed)
+			ret = shared ? pthread_rwlock_rdlock(&sh->rw) :
+				       pthread_rwlock_wrlock(&sh->rw);
+		else
+			ret = shared ?
+				pthread_rwlock_clockrdlock(&sh->rw, CLOCK_MONOTONIC, &abs) :
+				pthread_rwlock_clockwrlock(&sh->rw, CLOCK_MONOTONIC, &abs);
+		if (ret == ETIMEDOUT && timed)
+			return -ETIMEDOUT;
+		if (ret)
+			die("pthread_rwlock: %s", strerror(ret));
+		break;
+	}
+	return 0;
+}
+
+static void lk_unlock(struct locker *l)
+{
+	int ret = 0;
+
+	switch (l->kind) {
+	case K_GETPPID:
+		break;
+	case K_NULL:
+		null_ioctl(l->fd);
+		break;
+	case K_HLOCK:
+		ret = hlock_unlock(l->fd, l->obj);
+		if (ret)
+			die("hlock_unlock \"%s\": %s", l->obj,
+			    ret < 0 ? strerror(-ret) : "still held");
+		break;
+	case K_FLOCK:
+		if (flock(l->fd, LOCK_UN))
+			die("flock LOCK_UN: %s", strerror(errno));
+		break;
+	case K_OFD:
+	case K_POSIX:
+		if (fcntl_lock(l->fd, l->kind == K_OFD ? F_OFD_SETLK : F_SETLK,
+			       F_UNLCK))
+			die("%s unlock: %s", kind_name(l->kind),
+			    strerror(errno));
+		break;
+	case K_SEM:
+		if (sem_change(1, -1))
+			die("semop V: %s", strerror(errno));
+		break;
+	case K_RWLOCK:
+		ret = pthread_rwlock_unlock(&sh->rw);
+		if (ret)
+			die("pthread_rwlock_unlock: %s", strerror(ret));
+		break;
+	}
+}
+
+/*
+ * @n uncontended exclusive lock+unlock pairs (for getppid: calls), in
+ * ns.  Each kind has its own loop so that the dispatch above is not timed;
+ * flock's and fcntl's try-lock forms are used since nothing contends.
+ */
+static int64_t time_pairs(struct locker *l, long n)
+{
+	int64_t t0 = now_ns();
+	long i;
+
+	switch (l->kind) {
+	case K_GETPPID:
+		for (i = 0; i < n; i++)
+			getppid();
+		break;
+	case K_NULL:
+		for (i = 0; i < n; i++) {
+			null_ioctl(l->fd);
+			null_ioctl(l->fd);
+		}
+		break;
+	case K_HLOCK:
+		for (i = 0; i < n; i++) {
+			int ret = hlock_lock(l->fd, l->obj, HLOCK_X, 0, 0);
+
+			if (ret || hlock_unlock(l->fd, l->obj))
+				die("hlock lock+unlock X \"%s\" failed: %s",
+				    l->obj, ret ? strerror(-ret) : "unlock");
+		}
+		break;
+	case K_FLOCK:
+		for (i = 0; i < n; i++)
+			if (flock(l->fd, LOCK_EX | LOCK_NB) ||
+			    flock(l->fd, LOCK_UN))
+				die("flock: %s", strerror(errno));
+		break;
+	case K_OFD:
+	case K_POSIX: {
+		int cmd = l->kind == K_OFD ? F_OFD_SETLK : F_SETLK;
+
+		for (i = 0; i < n; i++)
+			if (fcntl_lock(l->fd, cmd, F_WRLCK) ||
+			    fcntl_lock(l->fd, cmd, F_UNLCK))
+				die("%s: %s", kind_name(l->kind),
+				    strerror(errno));
+		break;
+	}
+	case K_SEM:
+		for (i = 0; i < n; i++)
+			if (sem_change(-1, -1) || sem_change(1, -1))
+				die("semop: %s", strerror(errno));
+		break;
+	case K_RWLOCK:
+		for (i = 0; i < n; i++) {
+			int ret = pthread_rwlock_wrlock(&sh->rw);
+
+			if (!ret)
+				ret = pthread_rwlock_unlock(&sh->rw);
+			if (ret)
+				die("pthread_rwlock: %s", strerror(ret));
+		}
+		break;
+	}
+	return now_ns() - t0;
+}
+
+/* How many pairs take about @target_ns. */
+static long calibrate(struct locker *l, int64_t target_ns)
+{
+	long n = 1;
+	int64_t t;
+
+	for (;;) {
+		t = time_pairs(l, n);
+		if (t >= target_ns / 8 || n > (1L << 40))
+			break;
+		n *= 2;
+	}
+	n = (long)((double)n * target_ns / (t > 0 ? t : 1));
+	return n > 0 ? n : 1;
+}
+
+/* --- Child processes ---------------------------------------------------- */
+
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity to CPU %d: %s", cpu, strerror(errno));
+}
+
+static pid_t spawn(void)
+{
+	pid_t pid;
+
+	fflush(NULL);	/* or the child would print our buffer again */
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	return pid;
+}
+
+/* Wait for @n children; die if any of them failed. */
+static void reap(const pid_t *pids, int n)
+{
+	int i, status;
+
+	for (i = 0; i < n; i++) {
+		while (waitpid(pids[i], &status, 0) < 0)
+			if (errno != EINTR)
+				die("waitpid: %s", strerror(errno));
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			die("a child process failed (status %#x)", status);
+	}
+}
+
+static void xpipe(int p[2])
+{
+	if (pipe(p))
+		die("pipe: %s", strerror(errno));
+}
+
+static void xwrite(int fd, int n)
+{
+	char buf[MAX_READERS] = { 0 };
+
+	if (write(fd, buf, n) != n)
+		die("write to a pipe: %s", strerror(errno));
+}
+
+static void xread(int fd, int n)
+{
+	char buf[MAX_READERS];
+	ssize_t got;
+
+	while (n > 0) {
+		got = read(fd, buf, n);
+		if (got <= 0) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			die("read from a pipe: %s",
+			    got ? strerror(errno) : "end of file");
+		}
+		n -= got;
+	}
+}
+
+/*
+ * A child of run_workers(): its own locker on @obj, on CPU @cpu if that is
+ * not negative; once started, lock+unlock pairs until sh->deadline.
+ */
+static void __attribute__((noreturn))
+worker(enum kind kind, const char *obj, int cpu, int ready, int go,
+       long *count)
+{
+	struct locker l;
+	long n = 0;
+
+	if (cpu >= 0)
+		pin_to(cpu);
+	lk_open(&l, kind, obj);
+	xwrite(ready, 1);
+	xread(go, 1);
+	while (now_ns() < sh->deadline) {
+		lk_lock(&l, 0, -1);
+		lk_unlock(&l);
+		n++;
+	}
+	*count = n;
+	exit(0);
+}
+
+/*
+ * Run @n workers (1 or 2), worker i locking X on objs[i] with a locker of
+ * its own, pinned to CPU i if @pin, in a loop of lock+unlock pairs for
+ * @window_ns from the moment all of them are ready.  Fills sh->count[]
+ * and returns the window.
+ */
+static int64_t run_workers(enum kind kind, const char *const *objs, int n,
+			   int pin, int64_t window_ns)
+{
+	int ready[2], go[2], i;
+	pid_t pids[2];
+
+	xpipe(ready);
+	xpipe(go);
+	for (i = 0; i < n; i++) {
+		pids[i] = spawn();
+		if (!pids[i])
+			worker(kind, objs[i], pin ? i : -1, ready[1], go[0],
+			       &sh->count[i]);
+	}
+	xread(ready[0], n);
+	sh->deadline = now_ns() + window_ns;
+	xwrite(go[1], n);
+	reap(pids, n);
+	for (i = 0; i < 2; i++) {
+		close(ready[i]);
+		close(go[i]);
+	}
+	return window_ns;
+}
+
+/*
+ * A reader of writer_wait(): once started and @delay_ns later, take @obj
+ * shared, hold it @hold_ns, release it, and again, until sh->stop.
+ */
+static void __attribute__((noreturn))
+reader(enum kind kind, const char *obj, int64_t delay_ns, int64_t hold,
+       int ready, int go)
+{
+	struct locker l;
+
+	lk_open(&l, kind, obj);
+	xwrite(ready, 1);
+	xread(go, 1);
+	sleep_ns(delay_ns);
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_SEQ_CST)) {
+		lk_lock(&l, 1, -1);
+		sleep_ns(hold);
+		lk_unlock(&l);
+	}
+	exit(0);
+}
+
+/*
+ * Section 3: @readers processes take @l's object shared, hold it @hold_ns,
+ * release and take it again at once, starting @hold_ns / @readers apart
+ * so that their holds overlap.  Once they run, this process asks for it
+ * exclusively and gives up after @giveup_ns.  Returns the wait in ns, or
+ * -1 if it gave up.
+ */
+static int64_t writer_wait(enum kind kind, const char *obj, int readers,
+			   int64_t hold_ns, int64_t giveup_ns)
+{
+	int ready[2], go[2], i, ret;
+	pid_t pids[MAX_READERS];
+	struct locker l;
+	int64_t t0, t1;
+
+	xpipe(ready);
+	xpipe(go);
+	__atomic_store_n(&sh->stop, 0, __ATOMIC_SEQ_CST);
+	for (i = 0; i < readers; i++) {
+		pids[i] = spawn();
+		if (!pids[i])
+			reader(kind, obj, hold_ns * i / readers, hold_ns,
+			       ready[1], go[0]);
+	}
+	lk_open(&l, kind, obj);
+	xread(ready[0], readers);
+	xwrite(go[1], readers);
+	/* Let every reader start and their holds overlap. */
+	sleep_ns(4 * hold_ns + 10 * MSEC);
+	t0 = now_ns();
+	ret = lk_lock(&l, 0, giveup_ns);
+	t1 = now_ns();
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_SEQ_CST);
+	if (!ret)
+		lk_unlock(&l);
+	reap(pids, readers);
+	lk_close(&l);
+	for (i = 0; i < 2; i++) {
+		close(ready[i]);
+		close(go[i]);
+	}
+	return ret ? -1 : t1 - t0;
+}
+
+/* --- Sections 1 and 2: interleaved rounds --------------------------------- */
+
+enum { SINGLE, HANDOFF };
+/* Flags of a candidate. */
+#define C_STATS_OFF	(1 << 0)	/* run with the module's stats off */
+#define C_HELD		(1 << 1)	/* its locker holds many resources */
+
+struct cand {
+	const char *what;	/* the row */
+	const char *key;	/* the "bench:" key */
+	int section;
+	enum kind kind;
+	const char *obj;
+	int flags;
+	struct locker l;
+	long iters;		/* SINGLE: pairs per round */
+	double ns[MAX_ROUNDS];	/* per op: call, pair, or handed-off pair */
+	double ops[MAX_ROUNDS];	/* HANDOFF: pairs per second, both together */
+	double split[MAX_ROUNDS];
+	double xnull[MAX_ROUNDS], xflock[MAX_ROUNDS];
+};
+
+#define CAND(_sec, _what, _key, _kind, _obj, _flags) \
+	{ .section = _sec, .what = _what, .key = _key, .kind = _kind, \
+	  .obj = _obj, .flags = _flags }
+
+static struct cand cands[] = {
+	CAND(SINGLE, "getppid (one syscall)", "getppid", K_GETPPID, NULL, 0),
+	CAND(SINGLE, "null ioctl pair (2 x unknown cmd)", "null_ioctl_pair",
+	     K_NULL, NULL, 0),
+	CAND(SINGLE, "hlock X \"\" (root)", "hlock_root", K_HLOCK, "", 0),
+	CAND(SINGLE, "hlock X \"db\"", "hlock_db", K_HLOCK, "db", 0),
+	CAND(SINGLE, "hlock X \"db/coll\"", "hlock_db_coll", K_HLOCK,
+	     "db/coll", 0),
+	CAND(SINGLE, "hlock X \"a/b/c/d/e/f/g/h\"", "hlock_depth8", K_HLOCK,
+	     "a/b/c/d/e/f/g/h", 0),
+	CAND(SINGLE, "hlock X \"db/coll\", stats off",
+	     "hlock_db_coll_nostats", K_HLOCK, "db/coll", C_STATS_OFF),
+	CAND(SINGLE, "hlock X \"db/coll\", holding many",
+	     "hlock_db_coll_held", K_HLOCK, "db/coll", C_HELD),
+	CAND(SINGLE, "flock LOCK_EX + LOCK_UN", "flock_pair", K_FLOCK,
+	     LOCK_FILE, 0),
+	CAND(SINGLE, "OFD lock (F_OFD_SETLK) pair", "ofd_pair", K_OFD,
+	     LOCK_FILE, 0),
+	CAND(SINGLE, "POSIX lock (F_SETLK) pair", "posix_pair", K_POSIX,
+	     LOCK_FILE, 0),
+	CAND(SINGLE, "SysV semop P + V (SEM_UNDO)", "semop_pair", K_SEM, NULL,
+	     0),
+	CAND(SINGLE, "pthread_rwlock wrlock+unlock", "rwlock_pair", K_RWLOCK,
+	     NULL, 0),
+	CAND(HANDOFF, "hlock X \"db/coll\"", "hlock", K_HLOCK, "db/coll", 0),
+	CAND(HANDOFF, "flock LOCK_EX", "flock", K_FLOCK, LOCK_FILE, 0),
+	CAND(HANDOFF, "OFD write lock (F_OFD_SETLKW)", "ofd", K_OFD, LOCK_FILE,
+	     0),
+	CAND(HANDOFF, "SysV semop (SEM_UNDO)", "semop", K_SEM, NULL, 0),
+};
+#define NR_CANDS	((int)(sizeof(cands) / sizeof(cands[0])))
+
+static struct cand *cand_by_key(int section, const char *key)
+{
+	int i;
+
+	for (i = 0; i < NR_CANDS; i++)
+		if (cands[i].section == section && !strcmp(cands[i].key, key))
+			return &cands[i];
+	die("no candidate %s", key);
+}
+
+static void set_stats(int on)
+{
+	int fd = open(STATS_PARAM, O_WRONLY);
+
+	if (fd < 0 || write(fd, on ? "Y" : "N", 1) != 1)
+		die("%s: %s", STATS_PARAM, strerror(errno));
+	close(fd);
+}
+
+/* Options. */
+static int opt_rounds = 15;
+static int64_t opt_single_ns = 40 * MSEC;	/* per candidate and round */
+static int64_t opt_handoff_ns = 250 * MSEC;
+static long opt_held = 1000;
+static int opt_trials = 5;
+static int opt_readers = 3;
+static int64_t opt_hold_ns = 1 * MSEC;
+static int64_t opt_giveup_ns = 3 * NSEC;
+static int64_t opt_scale_ns = 400 * MSEC;
+static int opt_scale_rounds = 9;
+static int opt_verbose;
+
+/* The name of the @k-th resource the "holding many" locker holds. */
+static void held_name(char *buf, size_t size, long k)
+{
+	snprintf(buf, size, "held/%ld", k);
+}
+
+/*
+ * Before a single-operation candidate's timed loop: turn the statistics
+ * off, or take the resources its locker holds.  They are held in S, as
+ * the earlier tool did, and only while it runs: the IS they put on the
+ * root would make X on the root fail for the others.
+ */
+static void cand_setup(struct cand *c)
+{
+	char name[32];
+	long k;
+	int ret;
+
+	if (c->flags & C_STATS_OFF)
+		set_stats(0);
+	if (!(c->flags & C_HELD))
+		return;
+	for (k = 0; k < opt_held; k++) {
+		held_name(name, sizeof(name), k);
+		ret = hlock_lock(c->l.fd, name, HLOCK_S, 0, 0);
+		if (ret)
+			die("hlock_lock S \"%s\": %s", name, strerror(-ret));
+	}
+}
+
+static void cand_teardown(struct cand *c)
+{
+	char name[32];
+	long k;
+	int ret;
+
+	if (c->flags & C_STATS_OFF)
+		set_stats(1);
+	if (!(c->flags & C_HELD))
+		return;
+	for (k = 0; k < opt_held; k++) {
+		held_name(name, sizeof(name), k);
+		ret = hlock_unlock(c->l.fd, name);
+		if (ret)
+			die("hlock_unlock \"%s\": %s", name,
+			    ret < 0 ? strerror(-ret) : "still held");
+	}
+}
+
+static void run_cand(struct cand *c, int r)
+{
+	const char *objs[2] = { c->obj, c->obj };
+	double lo, hi;
+	int64_t w;
+
+	if (c->section == HANDOFF) {
+		w = run_workers(c->kind, objs, 2, 0, opt_handoff_ns);
+		lo = sh->count[0] < sh->count[1] ? sh->count[0] : sh->count[1];
+		hi = sh->count[0] + sh->count[1] - lo;
+		c->ops[r] = (lo + hi) * NSEC / w;
+		c->ns[r] = hi > 0 ? (double)w / (lo + hi) : INFINITY;
+		c->split[r] = hi > 0 ? lo / hi : 0;
+		return;
+	}
+	cand_setup(c);
+	c->ns[r] = (double)time_pairs(&c->l, c->iters) / c->iters;
+	cand_teardown(c);
+}
+
+static void print_ratio(double x)
+{
+	if (isfinite(x))
+		printf(" %12.2f", x);
+	else
+		printf(" %12s", "-");
+}
+
+static void sections_1_2(void)
+{
+	struct cand *null = cand_by_key(SINGLE, "null_ioctl_pair");
+	struct cand *fl = cand_by_key(SINGLE, "flock_pair");
+	struct cand *hfl = cand_by_key(HANDOFF, "flock");
+	struct cand *plain = cand_by_key(SINGLE, "hlock_db_coll");
+	struct cand *nostats = cand_by_key(SINGLE, "hlock_db_coll_nostats");
+	struct cand *many = cand_by_key(SINGLE, "hlock_db_coll_held");
+	double r_stats[MAX_ROUNDS], r_held[MAX_ROUNDS];
+	int i, r;
+
+	for (i = 0; i < NR_CANDS; i++) {
+		struct cand *c = &cands[i];
+
+		if (c->section != SINGLE)
+			continue;
+		lk_open(&c->l, c->kind, c->obj);
+		cand_setup(c);
+		c->iters = calibrate(&c->l, opt_single_ns);
+		cand_teardown(c);
+	}
+	for (r = 0; r < opt_rounds; r++)
+		for (i = 0; i < NR_CANDS; i++)
+			run_cand(&cands[(i + r) % NR_CANDS], r);
+	for (i = 0; opt_verbose && i < NR_CANDS; i++) {
+		fprintf(stderr, "%-24s", cands[i].key);
+		for (r = 0; r < opt_rounds; r++)
+			fprintf(stderr, " %.0f", cands[i].ns[r]);
+		fprintf(stderr, "\n");
+	}
+	for (i = 0; i < NR_CANDS; i++) {
+		struct cand *c = &cands[i];
+		struct cand *f = c->section == HANDOFF ? hfl : fl;
+
+		for (r = 0; r < opt_rounds; r++) {
+			c->xnull[r] = c->ns[r] / null->ns[r];
+			c->xflock[r] = c->ns[r] / f->ns[r];
+		}
+	}
+	for (r = 0; r < opt_rounds; r++) {
+		r_stats[r] = plain->ns[r] / nostats->ns[r];
+		r_held[r] = many->ns[r] / plain->ns[r];
+	}
+
+	printf("\n1. Single operations, uncontended: median of %d interleaved rounds of ~%lld ms each\n",
+	       opt_rounds, (long long)(opt_single_ns / MSEC));
+	printf("   (x null-ioctl, x flock: the median of the ratios within a round; 'holding many':\n"
+	       "   its locker also holds %ld resources held/N in S)\n", opt_held);
+	printf("%-40s %10s %12s %12s\n", "what", "ns/op", "x null-ioctl",
+	       "x flock");
+	for (i = 0; i < NR_CANDS; i++) {
+		struct cand *c = &cands[i];
+
+		if (c->section != SINGLE)
+			continue;
+		printf("%-40s %10.0f", c->what, median(c->ns, opt_rounds));
+		print_ratio(median(c->xnull, opt_rounds));
+		print_ratio(median(c->xflock, opt_rounds));
+		printf("\n");
+	}
+	printf("\n2. Handoff: 2 processes, each with its own locker, lock+unlock X on the same\n"
+	       "   object in a loop for %lld ms; pairs/s of both together, median of %d rounds\n"
+	       "   (interleaved with section 1); split = min/max of their pairs\n",
+	       (long long)(opt_handoff_ns / MSEC), opt_rounds);
+	printf("%-40s %10s %12s %12s %8s\n", "what", "pairs/s", "x null-ioctl",
+	       "x flock", "split");
+	for (i = 0; i < NR_CANDS; i++) {
+		struct cand *c = &cands[i];
+
+		if (c->section != HANDOFF)
+			continue;
+		printf("%-40s %10.0f", c->what, median(c->ops, opt_rounds));
+		print_ratio(median(c->xnull, opt_rounds));
+		print_ratio(median(c->xflock, opt_rounds));
+		printf(" %8.3f\n", median(c->split, opt_rounds));
+	}
+	printf("   (x null-ioctl: ns per handed-off pair over a null ioctl pair's; x flock: over flock's)\n");
+	printf("\nThe statistics' cost and a locker holding many resources (rounds of section 1):\n");
+	printf("  hlock X \"db/coll\" lock+unlock, stats on / off:             %.3f\n",
+	       median(r_stats, opt_rounds));
+	printf("  the same by a locker holding %ld resources / holding none: %.3f\n",
+	       opt_held, median(r_held, opt_rounds));
+
+	/* The figures for scripts, after the tables. */
+	for (i = 0; i < NR_CANDS; i++) {
+		struct cand *c = &cands[i];
+
+		if (c->section == SINGLE) {
+			figure("op.%s.ns %.0f\n", c->key,
+			       median(c->ns, opt_rounds));
+			figure("op.%s.x_null %.2f\n", c->key,
+			       median(c->xnull, opt_rounds));
+			figure("op.%s.x_flock %.2f\n", c->key,
+			       median(c->xflock, opt_rounds));
+		} else {
+			figure("handoff.%s.pairs_per_s %.0f\n", c->key,
+			       median(c->ops, opt_rounds));
+			figure("handoff.%s.split %.3f\n", c->key,
+			       median(c->split, opt_rounds));
+			figure("handoff.%s.x_null %.2f\n", c->key,
+			       median(c->xnull, opt_rounds));
+			figure("handoff.%s.x_flock %.2f\n", c->key,
+			       median(c->xflock, opt_rounds));
+		}
+	}
+	figure("stats.on_over_off %.3f\n", median(r_stats, opt_rounds));
+	figure("held_%ld.over_none %.3f\n", opt_held, median(r_held, opt_rounds));
+	for (i = 0; i < NR_CANDS; i++)
+		lk_close(&cands[i].l);
+}
+
+/* --- Section 3: a writer behind overlapping readers ------------------------ */
+
+static void section_3(void)
+{
+	static const struct {
+		const char *what, *key;
+		enum kind kind;
+		const char *obj;
+	} ws[] = {
+		{ "hlock S / X \"db/coll\"", "hlock", K_HLOCK, "db/coll" },
+		{ "flock LOCK_SH / LOCK_EX", "flock", K_FLOCK, LOCK_FILE },
+		{ "OFD F_RDLCK / F_WRLCK", "ofd", K_OFD, LOCK_FILE },
+		{ "pthread_rwlock (default attr, pshared)", "rwlock", K_RWLOCK,
+		  NULL },
+	};
+	enum { NW = sizeof(ws) / sizeof(ws[0]) };
+	double ms[NW][MAX_ROUNDS], med;
+	int i, t, starved[NW] = { 0 };
+	int64_t w;
+	char val[32];
+
+	for (t = 0; t < opt_trials; t++)
+		for (i = 0; i < NW; i++) {
+			int k = (i + t) % NW;
+
+			w = writer_wait(ws[k].kind, ws[k].obj, opt_readers,
+					opt_hold_ns, opt_giveup_ns);
+			ms[k][t] = w < 0 ? INFINITY : (double)w / MSEC;
+			starved[k] += w < 0;
+		}
+	printf("\n3. A writer's wait behind %d readers that each take S, hold it %lld ms, release\n"
+	       "   and retake it at once, started %lld/%d ms apart so that their holds overlap;\n"
+	       "   the writer gives up after %lld ms.  Median of %d runs, interleaved.\n",
+	       opt_readers, (long long)(opt_hold_ns / MSEC), (long long)(opt_hold_ns / MSEC),
+	       opt_readers, (long long)(opt_giveup_ns / MSEC), opt_trials);
+	printf("%-40s %20s %8s\n", "what", "writer's wait", "starved");
+	for (i = 0; i < NW; i++) {
+		med = median(ms[i], opt_trials);
+		if (isfinite(med))
+			snprintf(val, sizeof(val), "%.2f ms", med);
+		else
+			snprintf(val, sizeof(val), ">%lld ms (starved)",
+				 (long long)(opt_giveup_ns / MSEC));
+		printf("%-40s %20s %5d/%d\n", ws[i].what, val, starved[i],
+		       opt_trials);
+	}
+	for (i = 0; i < NW; i++) {
+		med = median(ms[i], opt_trials);
+		if (isfinite(med))
+			figure("writer_wait.%s.ms %.2f\n", ws[i].key,
+			       med);
+		else
+			figure("writer_wait.%s.ms >%lld\n", ws[i].key,
+			       (long long)(opt_giveup_ns / MSEC));
+		figure("writer_wait.%s.starved %d/%d\n", ws[i].key,
+		       starved[i], opt_trials);
+	}
+}
+
+/* --- Section 4: two CPUs ---------------------------------------------------- */
+
+static void section_4(void)
+{
+	static const struct {
+		const char *what, *key;
+		enum kind kind;
+		const char *objs[2];
+	} ss[] = {
+		{ "null ioctl pair, own fds", "null_ioctl_pair", K_NULL,
+		  { NULL, NULL } },
+		{ "hlock X \"db/c1\" and \"db/c2\"", "hlock", K_HLOCK,
+		  { "db/c1", "db/c2" } },
+		{ "flock on two files", "flock", K_FLOCK,
+		  { "/tmp/hlock-bench.1", "/tmp/hlock-bench.2" } },
+	};
+	enum { NS = sizeof(ss) / sizeof(ss[0]) };
+	double one[NS][MAX_ROUNDS], two[NS][MAX_ROUNDS], sc[NS][MAX_ROUNDS];
+	double xnull[NS][MAX_ROUNDS], xflock[NS][MAX_ROUNDS];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int i, r;
+	int64_t w;
+
+	if (cpus < 2)
+		die("section 4 needs 2 CPUs, this machine has %ld", cpus);
+	for (r = 0; r < opt_scale_rounds; r++)
+		for (i = 0; i < NS; i++) {
+			int k = (i + r) % NS;
+
+			w = run_workers(ss[k].kind, ss[k].objs, 1, 1, opt_scale_ns);
+			one[k][r] = (double)sh->count[0] * NSEC / w;
+			w = run_workers(ss[k].kind, ss[k].objs, 2, 1, opt_scale_ns);
+			two[k][r] = (double)(sh->count[0] + sh->count[1]) *
+				    NSEC / w;
+			sc[k][r] = two[k][r] / one[k][r];
+		}
+	for (i = 0; i < NS; i++)
+		for (r = 0; r < opt_scale_rounds; r++) {
+			xnull[i][r] = sc[i][r] / sc[0][r];
+			xflock[i][r] = sc[i][r] / sc[2][r];
+		}
+	printf("\n4. Scaling: 2 processes pinned to CPUs 0 and 1, each locking X on its own object\n"
+	       "   with its own locker, over 1 process alone (pinned to CPU 0); %lld ms per run,\n"
+	       "   median of %d interleaved rounds; 2.0 would be perfect scaling\n",
+	       (long long)(opt_scale_ns / MSEC), opt_scale_rounds);
+	printf("%-34s %11s %11s %8s %12s %8s\n", "what", "1 proc/s",
+	       "2 procs/s", "2p/1p", "x null-ioctl", "x flock");
+	for (i = 0; i < NS; i++) {
+		printf("%-34s %11.0f %11.0f %8.2f", ss[i].what,
+		       median(one[i], opt_scale_rounds), median(two[i], opt_scale_rounds),
+		       median(sc[i], opt_scale_rounds));
+		print_ratio(median(xnull[i], opt_scale_rounds));
+		printf(" %8.2f\n", median(xflock[i], opt_scale_rounds));
+	}
+	printf("   (pairs per second; x null-ioctl, x flock: this 2p/1p over theirs)\n");
+	for (i = 0; i < NS; i++) {
+		figure("scaling.%s %.2f\n", ss[i].key,
+		       median(sc[i], opt_scale_rounds));
+		figure("scaling.%s.one_per_s %.0f\n", ss[i].key,
+		       median(one[i], opt_scale_rounds));
+		figure("scaling.%s.two_per_s %.0f\n", ss[i].key,
+		       median(two[i], opt_scale_rounds));
+	}
+}
+
+/* --- Main ------------------------------------------------------------------- */
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: hlock-bench [-S] [-r rounds] [-t ms] [-w ms] [-H held] [-T trials] [-v]\n"
+		"  -S          section 4 (scaling on 2 CPUs) instead of sections 1-3\n"
+		"  -r rounds   interleaved rounds (sections 1, 2 and 4; default 15, -S 9)\n"
+		"  -t ms       per single-operation candidate and round (default 40)\n"
+		"  -w ms       per handoff or scaling run (default 250, -S 400)\n"
+		"  -H held     resources the 'holding many' locker holds (default 1000)\n"
+		"  -T trials   writer-wait runs per candidate (default 5)\n"
+		"  -v          also every round's ns per operation, on stderr\n");
+	exit(64);
+}
+
+static long num_arg(const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < min || v > max)
+		usage();
+	return v;
+}
+
 int main(int argc, char **argv)
 {
-	const char *path = "bench/db/coll";
-	double on[MAX_ROUNDS], off[MAX_ROUNDS];
-	long iters = 20000, held = 1000, i;
-	int rounds = 7, c, fd, r, ret;
-	double empty, full;
-	char name[32];
+	int scaling = 0, c, r_opt = 0, w_opt = 0;
+	struct sigaction sa = { .sa_handler = on_alarm };
+	pthread_rwlockattr_t attr;
+	struct utsname u;
+	struct statfs sfs;
+	char date[32];
+	time_t t = time(NULL);
+	int64_t start = now_ns();
+	int fd;
 
-	while ((c = getopt(argc, argv, "n:r:p:H:")) != -1) {
+	while ((c = getopt(argc, argv, "Sr:t:w:H:T:v")) != -1) {
 		switch (c) {
-		case 'H':
-			held = atol(optarg);
+		case 'v':
+			opt_verbose = 1;
 			break;
-		case 'n':
-			iters = atol(optarg);
+		case 'S':
+			scaling = 1;
 			break;
 		case 'r':
-			rounds = atoi(optarg);
+			r_opt = num_arg(optarg, 1, MAX_ROUNDS);
 			break;
-		case 'p':
-			path = optarg;
+		case 't':
+			opt_single_ns = num_arg(optarg, 1, 10000) * MSEC;
+			break;
+		case 'w':
+			w_opt = num_arg(optarg, 1, 60000);
+			break;
+		case 'H':
+			opt_held = num_arg(optarg, 0, 1000000);
+			break;
+		case 'T':
+			opt_trials = num_arg(optarg, 1, MAX_ROUNDS);
 			break;
 		default:
-			fprintf(stderr,
-				"usage: hlock-bench [-n pairs] [-r rounds] [-p path] [-H held]\n");
-			return 64;
+			usage();
 		}
 	}
-	if (iters < 1 || rounds < 1 || rounds > MAX_ROUNDS || held < 0) {
-		fprintf(stderr, "hlock-bench: bad -n, -r or -H\n");
-		return 64;
-	}
+	if (optind != argc)
+		usage();
+	if (r_opt)
+		opt_rounds = opt_scale_rounds = r_opt;
+	if (w_opt)
+		opt_handoff_ns = opt_scale_ns = w_opt * MSEC;
+
+	/* SIGALRM ends a blocking flock or fcntl (no SA_RESTART). */
+	if (sigaction(SIGALRM, &sa, NULL))
+		die("sigaction: %s", strerror(errno));
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	if (pthread_rwlock_init(&sh->rw, &attr))
+		die("pthread_rwlock_init failed");
+	semid = semget(IPC_PRIVATE, 1, 0600);
+	if (semid < 0 || semctl(semid, 0, SETVAL, 1))
+		die("semget: %s", strerror(errno));
 	fd = hlock_open();
-	if (fd < 0) {
-		fprintf(stderr, "hlock-bench: %s: %s\n", HLOCK_DEVICE,
-			strerror(-fd));
-		return 69;
-	}
-	/* Warm up caches and the resources of the path. */
-	run(fd, path, HLOCK_X, iters / 10 + 1);
-	for (r = 0; r < rounds; r++) {
-		/* Alternate which goes first, so neither always runs warm. */
-		int first = r & 1;
+	if (fd < 0)
+		die("%s: %s", HLOCK_DEVICE, strerror(-fd));
+	close(fd);
+	fd = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || fstatfs(fd, &sfs))
+		die("%s: %s", LOCK_FILE, strerror(errno));
+	close(fd);
 
-		ret = set_stats(first);
-		if (!ret) {
-			(first ? on : off)[r] = run(fd, path, HLOCK_X, iters);
-			ret = set_stats(!first);
-		}
-		if (ret) {
-			fprintf(stderr, "hlock-bench: %s: %s\n", STATS_PARAM,
-				strerror(-ret));
-			return 1;
-		}
-		(first ? off : on)[r] = run(fd, path, HLOCK_X, iters);
-	}
-	set_stats(1);
-	qsort(on, rounds, sizeof(on[0]), cmp);
-	qsort(off, rounds, sizeof(off[0]), cmp);
-	printf("uncontended lock+unlock of \"%s\" (X and %d intents), median of %d rounds x %ld pairs:\n",
-	       path, intents(path), rounds, iters);
-	printf("  stats off: %.0f ns/pair (baseline)\n", off[rounds / 2]);
-	printf("  stats on:  %.0f ns/pair\n", on[rounds / 2]);
-	printf("  ratio on/off: %.3f\n", on[rounds / 2] / off[rounds / 2]);
+	uname(&u);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&t));
+	printf("hlock-bench%s on Linux %s, %ld CPUs, %s%s\n",
+	       scaling ? " -S" : "", u.release, sysconf(_SC_NPROCESSORS_ONLN),
+	       date, sfs.f_type == TMPFS_MAGIC ? "" :
+	       " (" LOCK_FILE " is not on tmpfs)");
 
-	/* The same pairs while the locker holds many other resources. */
-	empty = run(fd, path, HLOCK_X, iters);
-	for (i = 0; i < held; i++) {
-		snprintf(name, sizeof(name), "held/%ld", i);
-		ret = hlock_lock(fd, name, HLOCK_S, 0, 0);
-		if (ret) {
-			fprintf(stderr, "hlock-bench: %s: %s\n", name,
-				strerror(-ret));
-			return 1;
-		}
+	if (scaling) {
+		section_4();
+	} else {
+		sections_1_2();
+		section_3();
 	}
-	full = run(fd, path, HLOCK_X, iters);
-	printf("the same while the locker holds %ld other resources:\n",
-	       held);
-	printf("  holding none: %.0f ns/pair (baseline)\n", empty);
-	printf("  holding %ld: %.0f ns/pair\n", held, full);
-	printf("  ratio: %.3f\n", full / empty);
+	semctl(semid, 0, IPC_RMID);
+	unlink(LOCK_FILE);
+	figure("%s.kernel %s\n", scaling ? "scaling" : "main", u.release);
+	figure("%s.seconds %.1f\n", scaling ? "scaling" : "main",
+	       (double)(now_ns() - start) / NSEC);
+	printf("\n%s", figures);
 	return 0;
 }
