@@ -10,7 +10,7 @@
 #   make check        everything above on 6.1 and 6.12, in VMs
 #   make demo         processes sharing hierarchical locks, in a VM
 #   make checkpatch   checkpatch.pl on kmod/ and uapi/
-#   make bench        the statistics' overhead on lock+unlock, in a VM
+#   make bench        hlock against flock, OFD, semop...: tables, in 2 VMs
 #   make install      everything under DESTDIR/PREFIX
 
 KDIR	?= /lib/modules/$(shell uname -r)/build
@@ -84,7 +84,9 @@ demo: deps
 checkpatch: deps
 	scripts/checkpatch
 
-# The statistics' cost on the uncontended path, measured in a VM.
+# hlock next to the kernel's other locks (tools/hlock-bench): one VM run
+# for single operations, handoff, a writer behind readers and the
+# statistics' cost, one with parallel vCPUs for scaling; see scripts/bench.
 bench: deps
 	scripts/bench
 
