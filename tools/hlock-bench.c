@@ -708,7 +708,7 @@ static void set_stats(int on)
 }
 
 /* Options. */
-static int opt_rounds = 15;
+static int opt_rounds = 21;
 static int64_t opt_single_ns = 40 * MSEC;	/* per candidate and round */
 static int64_t opt_handoff_ns = 250 * MSEC;
 static long opt_held = 1000;
@@ -717,7 +717,7 @@ static int opt_readers = 3;
 static int64_t opt_hold_ns = 1 * MSEC;
 static int64_t opt_giveup_ns = 3 * NSEC;
 static int64_t opt_scale_ns = 400 * MSEC;
-static int opt_scale_rounds = 9;
+static int opt_scale_rounds = 11;
 static int opt_verbose;
 
 /* The name of the @k-th resource the "holding many" locker holds. */
@@ -1039,7 +1039,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: hlock-bench [-S] [-r rounds] [-t ms] [-w ms] [-H held] [-T trials] [-v]\n"
 		"  -S          section 4 (scaling on 2 CPUs) instead of sections 1-3\n"
-		"  -r rounds   interleaved rounds (sections 1, 2 and 4; default 15, -S 9)\n"
+		"  -r rounds   interleaved rounds (sections 1, 2 and 4; default 21, -S 11)\n"
 		"  -t ms       per single-operation candidate and round (default 40)\n"
 		"  -w ms       per handoff or scaling run (default 250, -S 400)\n"
 		"  -H held     resources the 'holding many' locker holds (default 1000)\n"
