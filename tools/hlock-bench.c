@@ -56,8 +56,8 @@
 #define STATS_PARAM	"/sys/module/hlock/parameters/stats"
 /* A command hlock does not know: -ENOTTY after its whole dispatch. */
 #define NULL_IOCTL	_IO(HLOCK_IOC_MAGIC, 0xff)
-/* flock, OFD and POSIX locks, and the handoff and writer-wait sections. */
-#define LOCK_FILE	"/tmp/hlock-bench.lock"
+/* The files flock, OFD and POSIX locks lock; on tmpfs in the VM. */
+#define LOCK_DIR	"/tmp"
 #define TMPFS_MAGIC	0x01021994
 #define MAX_ROUNDS	101
 #define MAX_READERS	8
@@ -137,6 +137,20 @@ static double median(const double *v, int n)
 }
 
 /*
+ * How much the rounds disagree: the interquartile range over the median,
+ * in percent.  Large values say that the host (other VMs, builds) was
+ * busy while this ran.
+ */
+static double spread(const double *v, int n)
+{
+	double s[MAX_ROUNDS];
+
+	memcpy(s, v, n * sizeof(*v));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return 100 * (s[3 * n / 4] - s[n / 4]) / median(v, n);
+}
+
+/*
  * Memory shared with the child processes: the process-shared rwlock, the
  * start and stop signals, and what the children counted.
  */
@@ -145,9 +159,44 @@ static struct shared {
 	int64_t deadline;	/* workers stop at this CLOCK_MONOTONIC time */
 	int stop;		/* readers stop when set */
 	long count[2];		/* lock+unlock pairs, per worker */
+	double result;		/* a single-operation child's ns per op */
 } *sh;
 
+/*
+ * The lock file and the semaphore set of the current round.  Each round
+ * gets new ones, as each measurement gets a new process and locker: under
+ * TCG where a kernel object happens to lie can slow one candidate down
+ * for as long as it lives (seen as one candidate 4-10 times slower
+ * through a whole boot), and the median then discards such a round.
+ */
+static char lock_file[64];
 static int semid = -1;
+static int generation;
+
+static void new_objects(void)
+{
+	if (semid >= 0)
+		semctl(semid, 0, IPC_RMID);
+	semid = semget(IPC_PRIVATE, 1, 0600);
+	if (semid < 0 || semctl(semid, 0, SETVAL, 1))
+		die("semget: %s", strerror(errno));
+	snprintf(lock_file, sizeof(lock_file), LOCK_DIR "/hlock-bench.%d",
+		 generation++);
+}
+
+static void remove_objects(void)
+{
+	char name[64];
+	int g;
+
+	for (g = 0; g < generation; g++) {
+		snprintf(name, sizeof(name), LOCK_DIR "/hlock-bench.%d", g);
+		unlink(name);
+	}
+	if (semid >= 0)
+		semctl(semid, 0, IPC_RMID);
+	semid = -1;
+}
 
 /* What a locker locks with; one per candidate and per child. */
 enum kind { K_GETPPID, K_NULL, K_HLOCK, K_FLOCK, K_OFD, K_POSIX, K_SEM,
@@ -171,9 +220,15 @@ static const char *kind_name(enum kind k)
 	return names[k];
 }
 
-/* Open a locker of its own (a new open file description where it has one). */
+/*
+ * Open a locker of its own (a new open file description where it has
+ * one).  @obj is the hlock path, or the file for flock, OFD and POSIX
+ * locks: NULL for the round's lock file.
+ */
 static void lk_open(struct locker *l, enum kind kind, const char *obj)
 {
+	if (!obj && (kind == K_FLOCK || kind == K_OFD || kind == K_POSIX))
+		obj = lock_file;
 	l->kind = kind;
 	l->obj = obj;
 	l->fd = -1;
@@ -644,7 +699,6 @@ struct cand {
 	enum kind kind;
 	const char *obj;
 	int flags;
-	struct locker l;
 	long iters;		/* SINGLE: pairs per round */
 	double ns[MAX_ROUNDS];	/* per op: call, pair, or handed-off pair */
 	double ops[MAX_ROUNDS];	/* HANDOFF: pairs per second, both together */
@@ -670,20 +724,19 @@ static struct cand cands[] = {
 	     "hlock_db_coll_nostats", K_HLOCK, "db/coll", C_STATS_OFF),
 	CAND(SINGLE, "hlock X \"db/coll\", holding many",
 	     "hlock_db_coll_held", K_HLOCK, "db/coll", C_HELD),
-	CAND(SINGLE, "flock LOCK_EX + LOCK_UN", "flock_pair", K_FLOCK,
-	     LOCK_FILE, 0),
+	CAND(SINGLE, "flock LOCK_EX + LOCK_UN", "flock_pair", K_FLOCK, NULL,
+	     0),
 	CAND(SINGLE, "OFD lock (F_OFD_SETLK) pair", "ofd_pair", K_OFD,
-	     LOCK_FILE, 0),
+	     NULL, 0),
 	CAND(SINGLE, "POSIX lock (F_SETLK) pair", "posix_pair", K_POSIX,
-	     LOCK_FILE, 0),
+	     NULL, 0),
 	CAND(SINGLE, "SysV semop P + V (SEM_UNDO)", "semop_pair", K_SEM, NULL,
 	     0),
 	CAND(SINGLE, "pthread_rwlock wrlock+unlock", "rwlock_pair", K_RWLOCK,
 	     NULL, 0),
 	CAND(HANDOFF, "hlock X \"db/coll\"", "hlock", K_HLOCK, "db/coll", 0),
-	CAND(HANDOFF, "flock LOCK_EX", "flock", K_FLOCK, LOCK_FILE, 0),
-	CAND(HANDOFF, "OFD write lock (F_OFD_SETLKW)", "ofd", K_OFD, LOCK_FILE,
-	     0),
+	CAND(HANDOFF, "flock LOCK_EX", "flock", K_FLOCK, NULL, 0),
+	CAND(HANDOFF, "OFD write lock (F_OFD_SETLKW)", "ofd", K_OFD, NULL, 0),
 	CAND(HANDOFF, "SysV semop (SEM_UNDO)", "semop", K_SEM, NULL, 0),
 };
 #define NR_CANDS	((int)(sizeof(cands) / sizeof(cands[0])))
@@ -732,7 +785,7 @@ static void held_name(char *buf, size_t size, long k)
  * the earlier tool did, and only while it runs: the IS they put on the
  * root would make X on the root fail for the others.
  */
-static void cand_setup(struct cand *c)
+static void cand_setup(struct cand *c, struct locker *l)
 {
 	char name[32];
 	long k;
@@ -744,13 +797,13 @@ static void cand_setup(struct cand *c)
 		return;
 	for (k = 0; k < opt_held; k++) {
 		held_name(name, sizeof(name), k);
-		ret = hlock_lock(c->l.fd, name, HLOCK_S, 0, 0);
+		ret = hlock_lock(l->fd, name, HLOCK_S, 0, 0);
 		if (ret)
 			die("hlock_lock S \"%s\": %s", name, strerror(-ret));
 	}
 }
 
-static void cand_teardown(struct cand *c)
+static void cand_teardown(struct cand *c, struct locker *l)
 {
 	char name[32];
 	long k;
@@ -762,7 +815,7 @@ static void cand_teardown(struct cand *c)
 		return;
 	for (k = 0; k < opt_held; k++) {
 		held_name(name, sizeof(name), k);
-		ret = hlock_unlock(c->l.fd, name);
+		ret = hlock_unlock(l->fd, name);
 		if (ret)
 			die("hlock_unlock \"%s\": %s", name,
 			    ret < 0 ? strerror(-ret) : "still held");
@@ -772,8 +825,10 @@ static void cand_teardown(struct cand *c)
 static void run_cand(struct cand *c, int r)
 {
 	const char *objs[2] = { c->obj, c->obj };
+	struct locker l;
 	double lo, hi;
 	int64_t w;
+	pid_t pid;
 
 	if (c->section == HANDOFF) {
 		w = run_workers(c->kind, objs, 2, 0, opt_handoff_ns);
@@ -784,9 +839,17 @@ static void run_cand(struct cand *c, int r)
 		c->split[r] = hi > 0 ? lo / hi : 0;
 		return;
 	}
-	cand_setup(c);
-	c->ns[r] = (double)time_pairs(&c->l, c->iters) / c->iters;
-	cand_teardown(c);
+	/* A new process with a new locker, for the reason new_objects() gives. */
+	pid = spawn();
+	if (!pid) {
+		lk_open(&l, c->kind, c->obj);
+		cand_setup(c, &l);
+		sh->result = (double)time_pairs(&l, c->iters) / c->iters;
+		cand_teardown(c, &l);
+		exit(0);
+	}
+	reap(&pid, 1);
+	c->ns[r] = sh->result;
 }
 
 static void print_ratio(double x)
@@ -813,14 +876,19 @@ static void sections_1_2(void)
 
 		if (c->section != SINGLE)
 			continue;
-		lk_open(&c->l, c->kind, c->obj);
-		cand_setup(c);
-		c->iters = calibrate(&c->l, opt_single_ns);
-		cand_teardown(c);
+		struct locker l;
+
+		lk_open(&l, c->kind, c->obj);
+		cand_setup(c, &l);
+		c->iters = calibrate(&l, opt_single_ns);
+		cand_teardown(c, &l);
+		lk_close(&l);
 	}
-	for (r = 0; r < opt_rounds; r++)
+	for (r = 0; r < opt_rounds; r++) {
+		new_objects();
 		for (i = 0; i < NR_CANDS; i++)
 			run_cand(&cands[(i + r) % NR_CANDS], r);
+	}
 	for (i = 0; opt_verbose && i < NR_CANDS; i++) {
 		fprintf(stderr, "%-24s", cands[i].key);
 		for (r = 0; r < opt_rounds; r++)
@@ -843,10 +911,12 @@ static void sections_1_2(void)
 
 	printf("\n1. Single operations, uncontended: median of %d interleaved rounds of ~%lld ms each\n",
 	       opt_rounds, (long long)(opt_single_ns / MSEC));
-	printf("   (x null-ioctl, x flock: the median of the ratios within a round; 'holding many':\n"
-	       "   its locker also holds %ld resources held/N in S)\n", opt_held);
-	printf("%-40s %10s %12s %12s\n", "what", "ns/op", "x null-ioctl",
-	       "x flock");
+	printf("   (x null-ioctl, x flock: the median of the ratios within a round; spread: the\n"
+	       "   interquartile range of the rounds over their median; 'holding many': its\n"
+	       "   locker also holds %ld resources held/N in S; each measurement is a new process)\n",
+	       opt_held);
+	printf("%-40s %10s %12s %12s %7s\n", "what", "ns/op", "x null-ioctl",
+	       "x flock", "spread");
 	for (i = 0; i < NR_CANDS; i++) {
 		struct cand *c = &cands[i];
 
@@ -855,14 +925,14 @@ static void sections_1_2(void)
 		printf("%-40s %10.0f", c->what, median(c->ns, opt_rounds));
 		print_ratio(median(c->xnull, opt_rounds));
 		print_ratio(median(c->xflock, opt_rounds));
-		printf("\n");
+		printf(" %6.0f%%\n", spread(c->ns, opt_rounds));
 	}
 	printf("\n2. Handoff: 2 processes, each with its own locker, lock+unlock X on the same\n"
 	       "   object in a loop for %lld ms; pairs/s of both together, median of %d rounds\n"
 	       "   (interleaved with section 1); split = min/max of their pairs\n",
 	       (long long)(opt_handoff_ns / MSEC), opt_rounds);
-	printf("%-40s %10s %12s %12s %8s\n", "what", "pairs/s", "x null-ioctl",
-	       "x flock", "split");
+	printf("%-40s %10s %12s %12s %7s %6s\n", "what", "pairs/s",
+	       "x null-ioctl", "x flock", "spread", "split");
 	for (i = 0; i < NR_CANDS; i++) {
 		struct cand *c = &cands[i];
 
@@ -871,7 +941,8 @@ static void sections_1_2(void)
 		printf("%-40s %10.0f", c->what, median(c->ops, opt_rounds));
 		print_ratio(median(c->xnull, opt_rounds));
 		print_ratio(median(c->xflock, opt_rounds));
-		printf(" %8.3f\n", median(c->split, opt_rounds));
+		printf(" %6.0f%% %6.2f\n", spread(c->ops, opt_rounds),
+		       median(c->split, opt_rounds));
 	}
 	printf("   (x null-ioctl: ns per handed-off pair over a null ioctl pair's; x flock: over flock's)\n");
 	printf("\nThe statistics' cost and a locker holding many resources (rounds of section 1):\n");
@@ -904,8 +975,6 @@ static void sections_1_2(void)
 	}
 	figure("stats.on_over_off %.3f\n", median(r_stats, opt_rounds));
 	figure("held_%ld.over_none %.3f\n", opt_held, median(r_held, opt_rounds));
-	for (i = 0; i < NR_CANDS; i++)
-		lk_close(&cands[i].l);
 }
 
 /* --- Section 3: a writer behind overlapping readers ------------------------ */
@@ -918,8 +987,8 @@ static void section_3(void)
 		const char *obj;
 	} ws[] = {
 		{ "hlock S / X \"db/coll\"", "hlock", K_HLOCK, "db/coll" },
-		{ "flock LOCK_SH / LOCK_EX", "flock", K_FLOCK, LOCK_FILE },
-		{ "OFD F_RDLCK / F_WRLCK", "ofd", K_OFD, LOCK_FILE },
+		{ "flock LOCK_SH / LOCK_EX", "flock", K_FLOCK, NULL },
+		{ "OFD F_RDLCK / F_WRLCK", "ofd", K_OFD, NULL },
 		{ "pthread_rwlock (default attr, pshared)", "rwlock", K_RWLOCK,
 		  NULL },
 	};
@@ -931,6 +1000,7 @@ static void section_3(void)
 
 	for (t = 0; t < opt_trials; t++)
 		for (i = 0; i < NW; i++) {
+			new_objects();
 			int k = (i + t) % NW;
 
 			w = writer_wait(ws[k].kind, ws[k].obj, opt_readers,
@@ -981,7 +1051,7 @@ static void section_4(void)
 		{ "hlock X \"db/c1\" and \"db/c2\"", "hlock", K_HLOCK,
 		  { "db/c1", "db/c2" } },
 		{ "flock on two files", "flock", K_FLOCK,
-		  { "/tmp/hlock-bench.1", "/tmp/hlock-bench.2" } },
+		  { LOCK_DIR "/hlock-bench.c1", LOCK_DIR "/hlock-bench.c2" } },
 	};
 	enum { NS = sizeof(ss) / sizeof(ss[0]) };
 	double one[NS][MAX_ROUNDS], two[NS][MAX_ROUNDS], sc[NS][MAX_ROUNDS];
@@ -1022,6 +1092,8 @@ static void section_4(void)
 		printf(" %8.2f\n", median(xflock[i], opt_scale_rounds));
 	}
 	printf("   (pairs per second; x null-ioctl, x flock: this 2p/1p over theirs)\n");
+	unlink(ss[2].objs[0]);
+	unlink(ss[2].objs[1]);
 	for (i = 0; i < NS; i++) {
 		figure("scaling.%s %.2f\n", ss[i].key,
 		       median(sc[i], opt_scale_rounds));
@@ -1117,16 +1189,14 @@ int main(int argc, char **argv)
 	pthread_rwlockattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
 	if (pthread_rwlock_init(&sh->rw, &attr))
 		die("pthread_rwlock_init failed");
-	semid = semget(IPC_PRIVATE, 1, 0600);
-	if (semid < 0 || semctl(semid, 0, SETVAL, 1))
-		die("semget: %s", strerror(errno));
+	new_objects();
 	fd = hlock_open();
 	if (fd < 0)
 		die("%s: %s", HLOCK_DEVICE, strerror(-fd));
 	close(fd);
-	fd = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(lock_file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0 || fstatfs(fd, &sfs))
-		die("%s: %s", LOCK_FILE, strerror(errno));
+		die("%s: %s", lock_file, strerror(errno));
 	close(fd);
 
 	uname(&u);
@@ -1134,7 +1204,7 @@ int main(int argc, char **argv)
 	printf("hlock-bench%s on Linux %s, %ld CPUs, %s%s\n",
 	       scaling ? " -S" : "", u.release, sysconf(_SC_NPROCESSORS_ONLN),
 	       date, sfs.f_type == TMPFS_MAGIC ? "" :
-	       " (" LOCK_FILE " is not on tmpfs)");
+	       " (" LOCK_DIR " is not tmpfs)");
 
 	if (scaling) {
 		section_4();
@@ -1142,8 +1212,7 @@ int main(int argc, char **argv)
 		sections_1_2();
 		section_3();
 	}
-	semctl(semid, 0, IPC_RMID);
-	unlink(LOCK_FILE);
+	remove_objects();
 	figure("%s.kernel %s\n", scaling ? "scaling" : "main", u.release);
 	figure("%s.seconds %.1f\n", scaling ? "scaling" : "main",
 	       (double)(now_ns() - start) / NSEC);
