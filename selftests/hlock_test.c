@@ -25,6 +25,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,6 +39,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -1052,6 +1055,150 @@ TEST_F_TIMEOUT(hl, wait_interrupted, TEST_TMO)
 	ASSERT_UNLOCK(h, p, 0);
 	ASSERT_GRANTED(a);
 	ASSERT_HELD(a, p, S);
+}
+
+/* ------------------------------------------------------------------ */
+/* 11b. Threads sharing one locker */
+
+/*
+ * Whether thread @tid of this process sleeps (state S) inside an ioctl,
+ * the one it was started into.  Without /proc/.../syscall the state
+ * alone must do.
+ */
+static bool sleeps_in_ioctl(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] != 'S')
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10) == SYS_ioctl;
+}
+
+/* Wait up to @ns until the thread whose id *@tid publishes sleeps. */
+static bool wait_sleeping(const pid_t *tid, int64_t ns)
+{
+	int64_t end = now_ns() + ns;
+	pid_t t;
+
+	do {
+		t = __atomic_load_n(tid, __ATOMIC_ACQUIRE);
+		if (t > 0 && sleeps_in_ioctl(t))
+			return true;
+		usleep(1000);
+	} while (now_ns() < end);
+	return false;
+}
+
+/*
+ * Join @th, which writes a byte to the pipe @donefd reads once it ends;
+ * while it has not, interrupt its blocking call with SIGUSR1 (the test
+ * installed install_usr1()), for up to 10 s.
+ */
+static int join_kicking(pthread_t th, int donefd)
+{
+	int i;
+
+	for (i = 0; i < 100 && pollin(donefd, 0) != 1; i++) {
+		pthread_kill(th, SIGUSR1);
+		pollin(donefd, 100);
+	}
+	return pthread_join(th, NULL);
+}
+
+/* A thread in hlock_wait(fd, timeout). */
+struct waiter {
+	int fd;
+	int64_t timeout;
+	pid_t tid;		/* set before it calls hlock_wait() */
+	int ret;		/* what hlock_wait() returned */
+	int done[2];		/* a pipe: one byte once it returned */
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	__atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
+	w->ret = hlock_wait(w->fd, w->timeout);
+	report(w->done[1], 'w');
+	return NULL;
+}
+
+/*
+ * Defect: HLOCK_IOC_WAIT slept forever when another thread of the same
+ * locker withdrew the async request by unlocking its path: the cancel
+ * path never woke the waiter.
+ *
+ * rule: unlocking the target of the request queued with HLOCK_F_ASYNC
+ * withdraws it; hlock_wait() then has nothing to wait for: ENOENT ("no
+ * request is pending").  A thread already sleeping in it must get that
+ * too, at once (10 s allowed here, then it is interrupted by a signal).
+ */
+TEST_F_TIMEOUT(hl, wait_woken_by_cancel, TEST_TMO)
+{
+	const char *p = "wcan/r";
+	int a = self->fd[0], h = self->fd[1];
+	struct waiter w = { .fd = a, .timeout = -1, .done = { -1, -1 } };
+	bool asleep, returned;
+	int64_t t0, dt = 0;
+	pthread_t th;
+	int ret;
+
+	ASSERT_EQ(0, install_usr1());
+	ASSERT_EQ(0, pipe(w.done));
+	ASSERT_EQ(0, hlock_lock(h, p, X, 0, 0));
+	ASSERT_QUEUED(a, p, X, 0);
+	ASSERT_EQ(0, pthread_create(&th, NULL, waiter_main, &w));
+	asleep = wait_sleeping(&w.tid, 10 * SEC);
+
+	/* Withdraw the request from this thread. */
+	ret = hlock_unlock(a, p);
+	t0 = now_ns();
+	returned = pollin(w.done[0], 10000) == 1;
+	if (returned)
+		dt = now_ns() - t0;
+	ASSERT_EQ(0, join_kicking(th, w.done[0]));
+	close(w.done[0]);
+	close(w.done[1]);
+
+	ASSERT_TRUE(asleep) TH_LOG("the waiter thread never slept in hlock_wait");
+	ASSERT_EQ(0, ret) TH_LOG("unlock (cancel): %s", strerror(-ret));
+	ASSERT_TRUE(returned)
+		TH_LOG("hlock_wait still slept 10 s after another thread withdrew its request (returned %d after a signal)",
+		       w.ret);
+	TH_LOG("hlock_wait returned %d ms after the cancel",
+	       (int)(dt / MS));
+	ASSERT_EQ(-ENOENT, w.ret) TH_LOG("hlock_wait: %s", strerror(-w.ret));
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	ASSERT_HELD(a, p, NL);
+	ASSERT_HELD(a, "", NL);
+
+	/* The withdrawn request is gone: releasing H grants nothing to A. */
+	ASSERT_UNLOCK(h, p, 0);
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	ASSERT_TRY(a, p, X, 0);
+	ASSERT_UNLOCK(a, p, 0);
 }
 
 /* ------------------------------------------------------------------ */
