@@ -1201,6 +1201,246 @@ TEST_F_TIMEOUT(hl, wait_woken_by_cancel, TEST_TMO)
 	ASSERT_UNLOCK(a, p, 0);
 }
 
+/*
+ * Defect: HLOCK_IOC_WAIT could return 0 having collected nothing: between
+ * its wake-up and taking the lock again, another thread of the locker
+ * collected the grant (hlock_wait(fd, 0)) and queued a new async request,
+ * which the woken thread then took for its own grant.
+ *
+ * Two threads share locker L: "sleeper" blocks in hlock_wait(L, -1),
+ * "spinner" polls hlock_wait(L, 0).  Locker H holds X on RACE_PATHS
+ * paths; L queues S on the first.  In round c this thread releases H's X
+ * on path c (mod RACE_PATHS); whichever thread collects the grant
+ * (hlock_wait() returned 0) checks that it is the first to collect round
+ * c and that L now holds S there, and queues S on path c + 1.  Then this
+ * thread unlocks L's S on path c and gives H its X back.  (While a lock
+ * call queues, the other thread may see EBUSY: the slot is claimed.)
+ * rule: hlock_wait returns 0 only when it collected a grant: so each 0
+ * comes with the S held, and there are as many 0s as grants.
+ *
+ * A race: the spinner must collect and queue again while the sleeper is
+ * between its wake-up and the lock, a few instructions.  The sleeper and
+ * this thread (whose unlock wakes it without an IPI) share one CPU, the
+ * spinner the other, with a thread taking a timer every RACE_KICK_US:
+ * under TCG each interrupt hands the emulation over to the other CPU, so
+ * now and then the sleeper is stopped in that window for long enough.
+ * Rounds go on for RACE_SECS.  Before the fix it showed in each of 8
+ * runs, after 1.3 to 7.5 s; a race, so no guarantee.
+ */
+#define RACE_PATHS	64
+#define RACE_SECS	15
+#define RACE_KICK_US	2000
+
+struct race {
+	int l, h;
+	int cur;		/* the round of the request queued last */
+	int last;		/* the rounds collected */
+	int stop;
+	int failed;
+	int zeros[2];		/* hlock_wait() == 0, per thread */
+	int collected[2];	/* pipe: a byte per round collected */
+	int done[3][2];		/* pipes: a byte once each thread ends */
+	char why[256];
+};
+
+static const char *const race_who[2] = { "sleeper", "spinner" };
+
+static void race_path(char *buf, size_t size, int round)
+{
+	snprintf(buf, size, "wrace/%d", round % RACE_PATHS);
+}
+
+#define race_fail(r, ...) do { \
+	if (!__atomic_exchange_n(&(r)->failed, 1, __ATOMIC_ACQ_REL)) \
+		snprintf((r)->why, sizeof((r)->why), __VA_ARGS__); \
+	__atomic_store_n(&(r)->stop, 1, __ATOMIC_RELEASE); \
+} while (0)
+
+/* Pin the calling thread to @cpu if there is such a CPU. */
+static void race_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Thread @t got 0 from hlock_wait(): round cur's grant is its. */
+static void race_collected(struct race *r, int t)
+{
+	int c = __atomic_load_n(&r->cur, __ATOMIC_ACQUIRE);
+	int expect = c;
+	char p[32];
+	int held, ret;
+
+	r->zeros[t]++;
+	race_path(p, sizeof(p), c);
+	if (!__atomic_compare_exchange_n(&r->last, &expect, c + 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		race_fail(r, "round %d: %s's hlock_wait returned 0, yet the other thread had collected that grant: it collected nothing",
+			  c, race_who[t]);
+		return;
+	}
+	held = hlock_held(r->l, p);
+	if (held != S) {
+		race_fail(r, "round %d: %s's hlock_wait returned 0, yet L holds %s on \"%s\": it collected nothing",
+			  c, race_who[t], mname(held), p);
+		return;
+	}
+	__atomic_store_n(&r->cur, c + 1, __ATOMIC_RELEASE);
+	race_path(p, sizeof(p), c + 1);
+	ret = hlock_lock(r->l, p, S, ASYNC, 0);
+	if (ret == -EBUSY) {
+		race_fail(r, "round %d: %s's hlock_wait returned 0, yet the slot is still busy (EBUSY on the next lock): it collected nothing",
+			  c, race_who[t]);
+		return;
+	}
+	if (ret != -EINPROGRESS) {
+		race_fail(r, "round %d: %s: queue S on \"%s\": %d", c + 1,
+			  race_who[t], p, ret);
+		return;
+	}
+	report(r->collected[1], 'c');
+}
+
+static void *race_sleeper(void *arg)
+{
+	struct race *r = arg;
+	int ret;
+
+	race_pin(1);
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		ret = hlock_wait(r->l, -1);
+		if (ret == 0)
+			race_collected(r, 0);
+		else if (ret != -ENOENT && ret != -EINTR && ret != -EBUSY)
+			race_fail(r, "sleeper: hlock_wait: %d", ret);
+	}
+	report(r->done[0][1], 'e');
+	return NULL;
+}
+
+static void *race_spinner(void *arg)
+{
+	struct race *r = arg;
+	int ret;
+
+	race_pin(0);
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		ret = hlock_wait(r->l, 0);
+		if (ret == 0)
+			race_collected(r, 1);
+		else if (ret != -EAGAIN && ret != -ENOENT && ret != -EBUSY)
+			race_fail(r, "spinner: hlock_wait: %d", ret);
+	}
+	report(r->done[1][1], 'e');
+	return NULL;
+}
+
+/* Timer interrupts on the spinner's CPU. */
+static void *race_kicker(void *arg)
+{
+	struct timespec ts = { 0, RACE_KICK_US * 1000 };
+	struct race *r = arg;
+
+	race_pin(0);
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+	report(r->done[2][1], 'e');
+	return NULL;
+}
+
+/* Wait up to 10 s for a byte on the pipe @fd, unless the race stops. */
+static bool race_wait_collected(struct race *r)
+{
+	int64_t end = now_ns() + 10 * SEC;
+
+	while (pollin(r->collected[0], 20) != 1)
+		if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE) ||
+		    now_ns() >= end)
+			return false;
+	return read_report(r->collected[0]) == 'c';
+}
+
+TEST_F_TIMEOUT(hl, wait_zero_means_collected, RACE_SECS + 40)
+{
+	void *(*const fn[3])(void *) = {
+		race_sleeper, race_spinner, race_kicker,
+	};
+	struct race *r;
+	pthread_t th[3];
+	char p[32];
+	int64_t t0, end;
+	int i, t, ret, rounds = 0;
+	bool stuck = false;
+
+	ASSERT_EQ(0, install_usr1());
+	r = calloc(1, sizeof(*r));
+	ASSERT_TRUE(r != NULL);
+	r->l = self->fd[0];
+	r->h = self->fd[1];
+	ASSERT_EQ(0, pipe(r->collected));
+	for (t = 0; t < 3; t++)
+		ASSERT_EQ(0, pipe(r->done[t]));
+	for (i = 0; i < RACE_PATHS; i++) {
+		race_path(p, sizeof(p), i);
+		ASSERT_EQ(0, hlock_lock(r->h, p, X, 0, 0));
+	}
+	race_path(p, sizeof(p), 0);
+	ASSERT_QUEUED(r->l, p, S, 0);
+	race_pin(1);
+	for (t = 0; t < 3; t++)
+		ASSERT_EQ(0, pthread_create(&th[t], NULL, fn[t], r));
+
+	t0 = now_ns();
+	end = t0 + RACE_SECS * SEC;
+	for (i = 0; now_ns() < end &&
+	     !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE); i++) {
+		race_path(p, sizeof(p), i);
+		ret = hlock_unlock(r->h, p);
+		if (ret != 0) {
+			race_fail(r, "round %d: H: unlock \"%s\": %d", i, p,
+				  ret);
+			break;
+		}
+		if (!race_wait_collected(r)) {
+			stuck = !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
+			break;
+		}
+		rounds++;
+		/* Round i + 1 is queued on another path: recycle this one. */
+		ret = hlock_unlock(r->l, p);
+		if (ret == 0)
+			ret = hlock_lock(r->h, p, X, 0, 0);
+		if (ret != 0) {
+			race_fail(r, "round %d: recycling \"%s\": %d", i, p,
+				  ret);
+			break;
+		}
+	}
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	for (t = 0; t < 3; t++) {
+		ASSERT_EQ(0, join_kicking(th[t], r->done[t][0]));
+		close(r->done[t][0]);
+		close(r->done[t][1]);
+	}
+	close(r->collected[0]);
+	close(r->collected[1]);
+
+	TH_LOG("%d rounds in %d ms; hlock_wait returned 0 %d times in the sleeper, %d in the spinner",
+	       rounds, (int)((now_ns() - t0) / MS), r->zeros[0],
+	       r->zeros[1]);
+	ASSERT_FALSE(r->failed) TH_LOG("%s", r->why);
+	ASSERT_FALSE(stuck) TH_LOG("round %d: nobody collected the grant", i);
+	ASSERT_LT(0, rounds) TH_LOG("no round completed");
+	/* Every collection counted, also one after the last round. */
+	ASSERT_EQ(r->last, r->zeros[0] + r->zeros[1])
+		TH_LOG("%d grants collected: as many returns of 0 expected",
+		       r->last);
+	free(r);
+}
+
 /* ------------------------------------------------------------------ */
 /* 12, 13. A failed lock leaves the locker exactly as it was */
 
