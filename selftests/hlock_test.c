@@ -808,6 +808,51 @@ TEST_F_TIMEOUT(hl, conversion_blocks_new_and_goes_first, TEST_TMO)
 	ASSERT_GRANTED(c);
 }
 
+/*
+ * Defect: a conversion granted at once that adds COMPAT_FIRST ran no
+ * grant pass, so a later arrival overtook an earlier compatible waiter.
+ *
+ * A holds IS on the root (for "cvg/x"); B's root X waits behind it; C's
+ * root S (FRONT by itself) queues ahead of B's X but waits, as it
+ * conflicts with that waiting X and nothing granted is COMPAT_FIRST.  A
+ * then converts its IS to S: granted at once, with the root S's automatic
+ * COMPAT_FIRST.  From now on a new root S (D's) gets in at once, so C's,
+ * compatible with every holder and queued earlier, must have got in too.
+ */
+TEST_F_TIMEOUT(hl, conversion_compat_first_grants_waiters, TEST_TMO)
+{
+	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
+	int d = self->fd[3];
+	int ret_c, ret_d;
+
+	ASSERT_EQ(0, hlock_lock(a, "cvg/x", IS, 0, 0));
+	ASSERT_HELD(a, "", IS);
+	ASSERT_QUEUED(b, "", X, 0);
+	ASSERT_QUEUED(c, "", S, 0);		/* queue: S(c) X(b) */
+
+	ASSERT_EQ(0, hlock_lock(a, "", S, 0, 0));	/* IS -> S at once */
+	ASSERT_HELD(a, "", S);
+
+	/* A new arrival, and only then a look at C: did D overtake C? */
+	ret_d = hlock_lock(d, "", S, 0, 0);
+	ret_c = hlock_wait(c, 0);
+	EXPECT_FALSE(ret_d == 0 && ret_c == -EAGAIN)
+		TH_LOG("D's new root S was granted at once while C's, queued earlier, still waits");
+	ASSERT_EQ(0, ret_c)
+		TH_LOG("C's root S should have been granted by A's conversion to a COMPAT_FIRST S: %s",
+		       strerror(-ret_c));
+	ASSERT_EQ(0, ret_d);
+	ASSERT_HELD(c, "", S);
+	ASSERT_WAITING(b);
+
+	ASSERT_UNLOCK(c, "", 0);
+	ASSERT_UNLOCK(d, "", 0);
+	ASSERT_UNLOCK(a, "", 0);
+	ASSERT_UNLOCK(a, "cvg/x", 0);
+	ASSERT_GRANTED(b);
+	ASSERT_HELD(b, "", X);
+}
+
 /* ------------------------------------------------------------------ */
 /* 8. Recursion keeps the strongest mode */
 
@@ -2263,6 +2308,59 @@ TEST_F_TIMEOUT(fifo, fifo_compat_first_skips, TEST_TMO)
 	ASSERT_WAITING(b);
 	ASSERT_UNLOCK(c, p, 0);
 	ASSERT_GRANTED(b);
+}
+
+/*
+ * Defect: when a request was withdrawn, a conversion it had made was
+ * turned back (head_downgrade(), which runs a grant pass) before the
+ * request got its old flags back, so that pass still saw the
+ * conversion's COMPAT_FIRST and, under fifo, granted waiters out of order.
+ *
+ * E holds IX on p and A holds IS; A's async S|COMPAT_FIRST converts IS ->
+ * S and waits for E; behind it queue IX(h1) (conflicts with the pending
+ * S), S(w2), IX(w3).  E's unlock grants A's conversion (now S with
+ * COMPAT_FIRST), not yet collected; nothing of the queue fits with S.  A
+ * then withdraws it by unlocking p: back to IS without COMPAT_FIRST, which
+ * grants h1; w2's S conflicts with h1's IX, so fifo stops there and w3
+ * must keep waiting behind w2.
+ */
+TEST_F_TIMEOUT(fifo, fifo_cancelled_conversion_drops_compat_first, TEST_TMO)
+{
+	const char *p = "fifocc/r";
+	int e = self->fd[0], a = self->fd[1], h1 = self->fd[2];
+	int w2 = self->fd[3], w3 = self->fd[4];
+
+	check_fifo_set(_metadata, e);
+	ASSERT_EQ(0, hlock_lock(e, p, IX, 0, 0));
+	ASSERT_EQ(0, hlock_lock(a, p, IS, 0, 0));
+	ASSERT_QUEUED(a, p, S, CF);		/* IS -> S waits for E's IX */
+	ASSERT_QUEUED(h1, p, IX, 0);		/* conflicts with the S pending */
+	ASSERT_QUEUED(w2, p, S, 0);
+	ASSERT_QUEUED(w3, p, IX, 0);
+
+	ASSERT_UNLOCK(e, p, 0);
+	/* A's conversion is granted, not collected: it holds S. */
+	ASSERT_EQ(1, pollin(a, 5000));
+	ASSERT_HELD(a, p, S);
+	ASSERT_WAITING(h1);
+	ASSERT_WAITING(w2);
+	ASSERT_WAITING(w3);
+
+	/* rule: unlock withdraws it, also granted: A is back to IS. */
+	ASSERT_UNLOCK(a, p, 1);
+	ASSERT_HELD(a, p, IS);
+	ASSERT_EQ(-ENOENT, hlock_wait(a, 0));
+	ASSERT_GRANTED(h1);
+	ASSERT_WAITING(w2);
+	ASSERT_EQ(-EAGAIN, hlock_wait(w3, 0))
+		TH_LOG("w3's IX was granted past w2's S under fifo, by a grant pass that still saw the withdrawn conversion's COMPAT_FIRST");
+
+	ASSERT_UNLOCK(h1, p, 0);
+	ASSERT_UNLOCK(a, p, 0);
+	ASSERT_GRANTED(w2);
+	ASSERT_WAITING(w3);
+	ASSERT_UNLOCK(w2, p, 0);
+	ASSERT_GRANTED(w3);
 }
 
 TEST_HARNESS_MAIN
