@@ -1538,6 +1538,104 @@ TEST_F_TIMEOUT(obs, table_bad_args, TEST_TMO)
 	EXPECT_EQ(-EFAULT, raw_ioctl(a, HLOCK_IOC_TABLE, &args));
 }
 
+/*
+ * Defect: a record is padded to a multiple of 8 bytes (rec_len), but only
+ * its header, its path and the NUL were written: the padding carried
+ * whatever the kernel heap held there before (the snapshot buffer is
+ * kvmalloc()ed).  Every byte from the NUL to rec_len must be zero, and
+ * the header's __pad.
+ *
+ * It shows only with init_on_alloc=0: Debian's kernels zero every
+ * allocation by default (make check boots its VMs with init_on_alloc=0).
+ * The rounds lock paths of every length mod 8, more and fewer of them in
+ * turn, so that each snapshot's padding lands on bytes that an earlier,
+ * differently laid out snapshot (paths, pids, names) wrote.
+ */
+#define PAD_ROUNDS	8
+
+static void pad_path(char *buf, size_t size, int round, int i)
+{
+	int n = snprintf(buf, size, "tpd%d.%d.%d.", (int)getpid(), round, i);
+	int len = 24 + (i + round) % 8 + 8 * (i / 8 % 3);
+
+	while (n < len && n < (int)size - 1) {
+		buf[n] = (char)('a' + (i + n) % 26);
+		n++;
+	}
+	buf[n] = '\0';
+}
+
+/* Bytes of @rec that must be zero and are not; *@first is the first. */
+static unsigned int rec_dirty(const struct hlock_lock_record *rec,
+			      unsigned int *first)
+{
+	const unsigned char *b = (const void *)rec;
+	unsigned int i, n = 0;
+
+	for (i = offsetof(struct hlock_lock_record, __pad);
+	     i < offsetof(struct hlock_lock_record, blockers); i++) {
+		if (b[i] && !n++)
+			*first = i;
+	}
+	for (i = sizeof(*rec) + rec->path_len + 1; i < rec->rec_len; i++) {
+		if (b[i] && !n++)
+			*first = i;
+	}
+	return n;
+}
+
+static int klog_find(const char *needle, char *line, size_t size);
+
+TEST_F_TIMEOUT(obs, table_padding_zeroed, TEST_TMO)
+{
+	static const int counts[PAD_ROUNDS] = {
+		40, 640, 24, 400, 56, 800, 8, 600,
+	};
+	const struct hlock_lock_record *rec;
+	int r, i, count, recs = 0, dirty_recs = 0;
+	unsigned int n, first, dirty_bytes = 0;
+	char p[64], line[256];
+	void *buf;
+
+	if (klog_find("heap alloc:on", line, sizeof(line)) > 0)
+		TH_LOG("init_on_alloc is on, stale heap bytes cannot show: %s",
+		       line);
+	for (r = 0; r < PAD_ROUNDS; r++) {
+		for (i = 0; i < counts[r]; i++) {
+			pad_path(p, sizeof(p), r, i);
+			ASSERT_EQ(0, hlock_lock(self->fd[i % NLOCKERS], p,
+						i % 2 ? S : IS, 0, 0))
+				TH_LOG("lock \"%s\"", p);
+		}
+		buf = NULL;
+		count = hlock_table_alloc(self->fd[0], &buf);
+		ASSERT_LE(counts[r], count) TH_LOG("hlock_table_alloc: %d",
+						   count);
+		rec = buf;
+		for (i = 0; i < count; i++, rec = hlock_record_next(rec)) {
+			recs++;
+			first = 0;
+			n = rec_dirty(rec, &first);
+			if (!n)
+				continue;
+			if (dirty_recs++ < 4)
+				TH_LOG("round %d, record %d (\"%s\", rec_len %u): %u bytes not zero, the first at offset %u: 0x%02x",
+				       r, i, hlock_record_path(rec),
+				       rec->rec_len, n, first,
+				       ((const unsigned char *)rec)[first]);
+			dirty_bytes += n;
+		}
+		free(buf);
+		for (i = 0; i < counts[r]; i++) {
+			pad_path(p, sizeof(p), r, i);
+			ASSERT_EQ(0, hlock_unlock(self->fd[i % NLOCKERS], p));
+		}
+	}
+	ASSERT_EQ(0, dirty_recs)
+		TH_LOG("%d of %d records carry %u non-zero padding bytes",
+		       dirty_recs, recs, dirty_bytes);
+}
+
 /* /sys/kernel/debug/hlock/locks lists what is held. */
 TEST_F_TIMEOUT(obs, debugfs_locks, TEST_TMO)
 {
