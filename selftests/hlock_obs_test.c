@@ -38,6 +38,7 @@
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
@@ -1634,6 +1635,225 @@ TEST_F_TIMEOUT(obs, table_padding_zeroed, TEST_TMO)
 	ASSERT_EQ(0, dirty_recs)
 		TH_LOG("%d of %d records carry %u non-zero padding bytes",
 		       dirty_recs, recs, dirty_bytes);
+}
+
+/*
+ * Defect: HLOCK_IOC_TABLE held the module's one spinlock for a time
+ * quadratic in the waiters of a resource: each waiting record's blockers
+ * were found by walking the granted list and the whole queue ahead of
+ * it.  With one X holder and 12,000 S waiters a table call took about a
+ * second, and every lock call of every process stalled as long.
+ *
+ * HOT_WAITERS lockers queue S behind a helper's X on one path; each
+ * waiting record must name the helper as its first blocker.  Twice,
+ * HOT_CALLS table calls are timed while an unrelated process locks and
+ * unlocks an unrelated path and keeps its slowest pair: first with the
+ * waiters (whose records carry blockers), then once the helper is gone
+ * and the same records are granted (no blockers to find).  Ratios only,
+ * against the granted table's fastest call, as TCG is far too noisy for
+ * absolute times.
+ */
+#define HOT_WAITERS	12000
+#define HOT_CALLS	3
+
+/* Shared with the unrelated locker, a child process. */
+struct stall {
+	int go, stop;
+	int err;
+	long ops;
+	int64_t worst_ns;
+};
+
+/*
+ * Fork the unrelated locker: it opens its own locker, reports 'k' through
+ * *@rfd, then, from st->go until st->stop, locks and unlocks @path in X
+ * and keeps the slowest pair in st->worst_ns.
+ */
+static pid_t spawn_prober(struct stall *st, const char *path, int *rfd)
+{
+	int pfd[2], fd;
+	int64_t t0, dt;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid) {
+		close(pfd[1]);
+		*rfd = pfd[0];
+		return pid;
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_NAME, "hlobs_probe");
+	close_inherited(pfd[1], -1);
+	fd = hlock_open();
+	if (fd < 0 || hlock_lock(fd, path, X, 0, 0) ||
+	    hlock_unlock(fd, path) != 0)
+		report(pfd[1], 'e');
+	report(pfd[1], 'k');
+	while (!__atomic_load_n(&st->go, __ATOMIC_ACQUIRE))
+		;
+	while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE)) {
+		t0 = now_ns();
+		if (hlock_lock(fd, path, X, 0, 0) ||
+		    hlock_unlock(fd, path) != 0) {
+			st->err = 1;
+			break;
+		}
+		dt = now_ns() - t0;
+		if (dt > st->worst_ns)
+			st->worst_ns = dt;
+		st->ops++;
+	}
+	_exit(0);
+}
+
+/*
+ * Time HOT_CALLS table calls into @buf (@size bytes) while the unrelated
+ * locker runs; *@min_ns is the fastest call, *@worst_ns the locker's
+ * slowest pair.  Returns the last call's result.
+ */
+static int time_tables(int fd, void *buf, size_t size, const char *path,
+		       int64_t *min_ns, int64_t *worst_ns, long *ops)
+{
+	struct stall *st;
+	int64_t t0, dt;
+	int i, rfd = -1, ret = -EIO;
+	pid_t pid;
+
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (st == MAP_FAILED)
+		return -ENOMEM;
+	memset(st, 0, sizeof(*st));
+	*min_ns = INT64_MAX;
+	pid = spawn_prober(st, path, &rfd);
+	if (pid < 0 || read_report(rfd) != 'k')
+		goto out;
+	__atomic_store_n(&st->go, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < HOT_CALLS; i++) {
+		t0 = now_ns();
+		ret = hlock_table(fd, buf, size, NULL);
+		dt = now_ns() - t0;
+		if (ret < 0)
+			break;
+		if (dt < *min_ns)
+			*min_ns = dt;
+	}
+	__atomic_store_n(&st->stop, 1, __ATOMIC_RELEASE);
+	if (wait_child(pid) != 0 || st->err || !st->ops)
+		ret = -EIO;
+	pid = -1;
+	*worst_ns = st->worst_ns;
+	*ops = st->ops;
+out:
+	stop_child(pid);
+	if (rfd >= 0)
+		close(rfd);
+	munmap(st, sizeof(*st));
+	return ret;
+}
+
+TEST_F_TIMEOUT(obs, table_blockers_linear, 300)
+{
+	const struct hlock_lock_record *rec;
+	int64_t d_wait, d_granted, l_wait, l_granted;
+	long ops_wait, ops_granted;
+	char hot[32], cold[32];
+	struct rlimit rl;
+	struct step st = { hot, X, 0, 0, 0 };
+	size_t needed = 0, size;
+	int i, count, rfd, nwait = 0, ngranted = 0, bad = 0;
+	int *fds;
+	void *buf;
+	pid_t holder;
+
+	rl.rlim_cur = rl.rlim_max = HOT_WAITERS + 256;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		SKIP(return, "cannot raise RLIMIT_NOFILE to %d: %s",
+		     HOT_WAITERS + 256, strerror(errno));
+	snprintf(hot, sizeof(hot), "tbh%d", (int)getpid());
+	snprintf(cold, sizeof(cold), "tbc%d", (int)getpid());
+	holder = spawn_locker("hlobs_hot", &st, 1, &rfd);
+	ASSERT_LT(0, holder);
+	self->kids[0] = holder;
+	ASSERT_EQ('k', read_report(rfd));
+	close(rfd);
+
+	fds = calloc(HOT_WAITERS, sizeof(*fds));
+	ASSERT_TRUE(fds != NULL);
+	for (i = 0; i < HOT_WAITERS; i++) {
+		fds[i] = hlock_open();
+		ASSERT_LE(0, fds[i]) TH_LOG("locker %d: %s", i,
+					    strerror(-fds[i]));
+		ASSERT_EQ(-EINPROGRESS, hlock_lock(fds[i], hot, S, ASYNC, 0));
+	}
+	ASSERT_EQ(-ENOSPC, hlock_table(self->fd[0], NULL, 0, &needed));
+	/* Room for the unrelated locker's records too. */
+	size = needed + 65536;
+	buf = malloc(size);
+	ASSERT_TRUE(buf != NULL);
+
+	count = time_tables(self->fd[0], buf, size, cold, &d_wait, &l_wait,
+			    &ops_wait);
+	ASSERT_LE(2 * HOT_WAITERS, count) TH_LOG("hlock_table: %d", count);
+	rec = buf;
+	for (i = 0; i < count; i++, rec = hlock_record_next(rec)) {
+		if (strcmp(hlock_record_path(rec), hot) ||
+		    rec->state != HLOCK_STATE_WAITING)
+			continue;
+		nwait++;
+		if (rec->nr_blockers < 1 ||
+		    rec->blockers[0] != (unsigned int)holder) {
+			if (!bad++)
+				TH_LOG("waiting record %d: %u blockers, the first %u; expected the holder %d",
+				       i, rec->nr_blockers, rec->blockers[0],
+				       (int)holder);
+		}
+	}
+	EXPECT_EQ(HOT_WAITERS, nwait);
+	EXPECT_EQ(0, bad);
+
+	/* The holder's death grants them all: the same records, granted. */
+	stop_child(holder);
+	self->kids[0] = -1;
+	count = time_tables(self->fd[0], buf, size, cold, &d_granted,
+			    &l_granted, &ops_granted);
+	ASSERT_LE(2 * HOT_WAITERS, count) TH_LOG("hlock_table: %d", count);
+	rec = buf;
+	for (i = 0; i < count; i++, rec = hlock_record_next(rec))
+		if (!strcmp(hlock_record_path(rec), hot) &&
+		    rec->state == HLOCK_STATE_GRANTED)
+			ngranted++;
+	EXPECT_EQ(HOT_WAITERS, ngranted);
+
+	TH_LOG("%d waiters: table call %lld ms, unrelated lock+unlock at worst %lld ms (%ld pairs)",
+	       HOT_WAITERS, (long long)(d_wait / MS), (long long)(l_wait / MS),
+	       ops_wait);
+	TH_LOG("granted:    table call %lld ms, unrelated lock+unlock at worst %lld ms (%ld pairs)",
+	       (long long)(d_granted / MS), (long long)(l_granted / MS),
+	       ops_granted);
+	/*
+	 * The waiting records' blockers may cost a little, not a factor
+	 * that grows with W (it was about 25 with 12,000 waiters).
+	 */
+	EXPECT_LT(d_wait, 4 * d_granted)
+		TH_LOG("finding blockers is not linear: the table of %d waiters takes more than 4 times that of the same records granted",
+		       HOT_WAITERS);
+	/*
+	 * Nor may an unrelated lock call stall for longer than a few whole
+	 * table calls of the same size would take.  (Not a fraction of one:
+	 * a lock call may wait for the part of a call made under the lock,
+	 * twice per lock+unlock.)
+	 */
+	EXPECT_LT(l_wait, 4 * d_granted)
+		TH_LOG("an unrelated lock+unlock stalled more than 4 times a whole table call of the same records granted");
+	for (i = 0; i < HOT_WAITERS; i++)
+		close(fds[i]);
+	free(fds);
+	free(buf);
 }
 
 /* /sys/kernel/debug/hlock/locks lists what is held. */
