@@ -2174,6 +2174,115 @@ TEST_F_TIMEOUT(slow, slow_wait_disabled, TEST_TMO)
 	ASSERT_EQ(0, klog_find(name, line, sizeof(line))) TH_LOG("%s", line);
 }
 
+/*
+ * Defect: the slow-wait line printed the user's path with %s, so a path
+ * holding a newline and escape bytes forged kernel log lines.
+ *
+ * The path "<tag>\nhlock: forged line <tag>\e[31m" waits 50 ms with
+ * slow_ms at 1.  Its record, read from /dev/kmsg (which shows a control
+ * byte of a record as \xNN), must hold no control byte: the path must be
+ * escaped.  And in the syslog view no line may carry the forged text
+ * without the slow-wait line's own beginning.
+ */
+TEST_F_TIMEOUT(slow, slow_wait_path_escaped, TEST_TMO)
+{
+	char tag[32], name[128], rec[8192], msg[8192], forged[64];
+	char line[1024], *log, *p, *end, *shown;
+	int64_t waited = 0, deadline;
+	pid_t holder = -1;
+	int kfd, nr, found = 0, raw = 0, own_lines = 0;
+	ssize_t n;
+	size_t i, m;
+
+	if (geteuid() != 0)
+		SKIP(return, "reading /dev/kmsg needs root");
+	snprintf(tag, sizeof(tag), "slowesc%d", (int)getpid());
+	snprintf(forged, sizeof(forged), "hlock: forged line %s", tag);
+	snprintf(name, sizeof(name), "%s\n%s\x1b[31m", tag, forged);
+	kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ASSERT_LE(0, kfd) TH_LOG("/dev/kmsg: %s", strerror(errno));
+	/* Only records from now on. */
+	ASSERT_LE(0, (int)lseek(kfd, 0, SEEK_END));
+
+	ASSERT_EQ(0, write_file_str(PARAM_SLOW, "1", 0));
+	nr = klog_slow_budget();
+	ASSERT_LE(0, nr) TH_LOG("cannot read the kernel log");
+	ASSERT_GT(10, nr) TH_LOG("the slow-wait rate limit stays exhausted");
+	ASSERT_EQ(0, wait_behind_holder(self->fd, name, 50, &holder,
+					&waited));
+	ASSERT_LE(1 * MS, waited);
+	ASSERT_EQ(0, hlock_unlock(self->fd, name));
+
+	/* The line is printed by the waiter; allow for a deferred print. */
+	deadline = now_ns() + 5 * SEC;
+	while (!found && now_ns() < deadline) {
+		n = read(kfd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EAGAIN) {
+			usleep(50 * 1000);
+			continue;
+		}
+		if (n < 0 && errno == EPIPE)	/* overwritten: go on */
+			continue;
+		ASSERT_LT(0, n) TH_LOG("read /dev/kmsg: %s", strerror(errno));
+		rec[n] = '\0';
+		/* "prio,seq,time,flags;message\n", then " KEY=value" lines. */
+		p = strchr(rec, ';');
+		if (!p)
+			continue;
+		p++;
+		end = strchrnul(p, '\n');
+		*end = '\0';
+		shown = p;
+		/* Undo /dev/kmsg's \xNN escapes: the message as logged. */
+		for (m = 0; p < end && m < sizeof(msg) - 1; m++) {
+			unsigned int c;
+
+			if (p[0] == '\\' && p[1] == 'x' &&
+			    sscanf(p + 2, "%2x", &c) == 1) {
+				msg[m] = (char)c;
+				p += 4;
+			} else {
+				msg[m] = *p++;
+			}
+		}
+		msg[m] = '\0';
+		if (!memmem(msg, m, tag, strlen(tag)) ||
+		    !strstr(msg, "slow wait"))
+			continue;
+		found++;
+		TH_LOG("/dev/kmsg: %s", shown);
+		for (i = 0; i < m; i++)
+			if ((unsigned char)msg[i] < ' ' ||
+			    (unsigned char)msg[i] == 0x7f)
+				raw++;
+	}
+	close(kfd);
+	ASSERT_EQ(1, found) TH_LOG("no slow-wait record names %s", tag);
+	EXPECT_EQ(0, raw)
+		TH_LOG("the slow-wait record holds %d raw control bytes of the path (newline, ESC): the path is not escaped",
+		       raw);
+
+	/* The syslog view: the forged text only inside the real line. */
+	log = klog_read();
+	ASSERT_TRUE(log != NULL);
+	for (p = log; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, '\n');
+		if (memmem(p, (size_t)(end - p), forged, strlen(forged)) &&
+		    !memmem(p, (size_t)(end - p), "slow wait", 9)) {
+			own_lines++;
+			m = (size_t)(end - p) < sizeof(line) - 1 ?
+			    (size_t)(end - p) : sizeof(line) - 1;
+			memcpy(line, p, m);
+			line[m] = '\0';
+			for (i = 0; i < m; i++)
+				if ((unsigned char)line[i] < ' ')
+					line[i] = '?';
+		}
+	}
+	free(log);
+	EXPECT_EQ(0, own_lines) TH_LOG("a forged log line: %s", line);
+}
+
 /* ------------------------------------------------------------------ */
 /* Tracepoints (enables events/hlock, disables it again) */
 
