@@ -64,16 +64,28 @@
 #define NSEC		1000000000LL
 #define MSEC		1000000LL
 
+/* Set while this process has turned the module's statistics off. */
+static int stats_off;
+
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
 {
 	va_list ap;
+	int fd;
 
 	va_start(ap, fmt);
 	fputs("hlock-bench: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
+	/* Do not leave a real machine without statistics. */
+	if (stats_off) {
+		fd = open(STATS_PARAM, O_WRONLY);
+		if (fd >= 0 && write(fd, "Y", 1) == 1)
+			stats_off = 0;
+		if (fd >= 0)
+			close(fd);
+	}
 	exit(1);
 }
 
@@ -758,6 +770,7 @@ static void set_stats(int on)
 	if (fd < 0 || write(fd, on ? "Y" : "N", 1) != 1)
 		die("%s: %s", STATS_PARAM, strerror(errno));
 	close(fd);
+	stats_off = !on;
 }
 
 /* Options. */
