@@ -1837,19 +1837,21 @@ TEST_F_TIMEOUT(obs, table_blockers_linear, 300)
 	       ops_granted);
 	/*
 	 * The waiting records' blockers may cost a little, not a factor
-	 * that grows with W (it was about 25 with 12,000 waiters).
+	 * that grows with W (25 to 40 with 12,000 waiters; about 1.5 when
+	 * linear).
 	 */
 	EXPECT_LT(d_wait, 4 * d_granted)
 		TH_LOG("finding blockers is not linear: the table of %d waiters takes more than 4 times that of the same records granted",
 		       HOT_WAITERS);
 	/*
-	 * Nor may an unrelated lock call stall for longer than a few whole
-	 * table calls of the same size would take.  (Not a fraction of one:
-	 * a lock call may wait for the part of a call made under the lock,
-	 * twice per lock+unlock.)
+	 * Nor may an unrelated lock call stall for as long as many whole
+	 * table calls of the same size would take (30 to 50 of them with
+	 * 12,000 waiters).  Not a fraction of one call: a lock call may wait
+	 * for the part of a call made under the lock, twice per lock+unlock,
+	 * and TCG alone stalls a CPU for 100 ms now and then.
 	 */
-	EXPECT_LT(l_wait, 4 * d_granted)
-		TH_LOG("an unrelated lock+unlock stalled more than 4 times a whole table call of the same records granted");
+	EXPECT_LT(l_wait, 10 * d_granted)
+		TH_LOG("an unrelated lock+unlock stalled more than 10 times a whole table call of the same records granted");
 	for (i = 0; i < HOT_WAITERS; i++)
 		close(fds[i]);
 	free(fds);
