@@ -17,8 +17,11 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-/* The ABI version reported by HLOCK_IOC_GET_INFO. */
-#define HLOCK_ABI_VERSION	1
+/*
+ * The ABI version reported by HLOCK_IOC_GET_INFO.  2: the ioctl type
+ * moved to HLOCK_IOC_MAGIC, a number no other driver registered.
+ */
+#define HLOCK_ABI_VERSION	2
 
 /* Lock modes (Gray's multi-granularity modes). */
 #define HLOCK_NL	0	/* no lock */
@@ -248,7 +251,7 @@ struct hlock_table_args {
 	__u64 reserved[2];
 };
 
-#define HLOCK_IOC_MAGIC		0xB7
+#define HLOCK_IOC_MAGIC		0xBE
 
 /*
  * Every ioctl below can also fail with EFAULT (a bad pointer), EINVAL (a
