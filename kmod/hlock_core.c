@@ -2,12 +2,13 @@
 /*
  * hlock core: grant policy, conversions and path operations.
  *
- * Context: every function here runs under the caller's lock and neither
- * sleeps nor allocates; see hlock_core.h.
+ * Context: see hlock_core.h for which lock each function needs; none of
+ * them sleeps, allocates or takes a lock but through the hooks.
  */
 #include "hlock_core.h"
 
 #define B(m)	(1U << HLOCK_##m)
+#define STRONG	(B(S) | B(SIX) | B(X))
 
 /*
  * Gray's compatibility matrix as conflict masks: IS is compatible with
@@ -36,7 +37,27 @@ static const unsigned int covered_mask[HLOCK_NR_MODES] = {
 	[HLOCK_X] = B(NL) | B(IS) | B(IX) | B(S) | B(SIX) | B(X),
 };
 
-#undef B
+/* The one table of mode names: module, library and tools use it. */
+const char *const hl_mode_names[HLOCK_NR_MODES] = {
+	[HLOCK_NL] = "NL",
+	[HLOCK_IS] = "IS",
+	[HLOCK_IX] = "IX",
+	[HLOCK_S] = "S",
+	[HLOCK_SIX] = "SIX",
+	[HLOCK_X] = "X",
+};
+
+/*
+ * Index of the conversion queue of each (held, target) pair, plus one:
+ * 0 marks a pair that is no conversion.
+ */
+static const unsigned char conv_slot[HLOCK_NR_MODES][HLOCK_NR_MODES] = {
+	[HLOCK_IS] = { [HLOCK_IX] = 1, [HLOCK_S] = 2, [HLOCK_SIX] = 3,
+		       [HLOCK_X] = 4 },
+	[HLOCK_IX] = { [HLOCK_SIX] = 5, [HLOCK_X] = 6 },
+	[HLOCK_S] = { [HLOCK_SIX] = 7, [HLOCK_X] = 8 },
+	[HLOCK_SIX] = { [HLOCK_X] = 9 },
+};
 
 /**
  * hl_covers() - Whether holding @held implies holding @m.
@@ -72,65 +93,167 @@ unsigned int hl_sup(unsigned int a, unsigned int b)
 	return m;
 }
 
-static void count_add(unsigned int *count, unsigned int *mask, unsigned int m)
+/**
+ * hl_mode_name() - The name of a mode.
+ * @mode: A mode.
+ *
+ * Return: "NL" to "X", or "?" for a number that is no mode.
+ */
+const char *hl_mode_name(unsigned int mode)
 {
-	if (count[m]++ == 0)
-		*mask |= hl_mode_bit(m);
+	return mode < HLOCK_NR_MODES ? hl_mode_names[mode] : "?";
 }
 
-static void count_sub(unsigned int *count, unsigned int *mask, unsigned int m)
+static void count_add(unsigned int *count, unsigned int *mask, unsigned int m,
+		      unsigned int n)
 {
-	if (--count[m] == 0)
+	if (!n)
+		return;
+	count[m] += n;
+	*mask |= hl_mode_bit(m);
+}
+
+static void count_sub(unsigned int *count, unsigned int *mask, unsigned int m,
+		      unsigned int n)
+{
+	count[m] -= n;
+	if (!count[m])
 		*mask &= ~hl_mode_bit(m);
+}
+
+/* Partition list of an intent mode. */
+static unsigned int part_slot(unsigned int m)
+{
+	return m - HLOCK_IS;
+}
+
+/**
+ * hl_part_init() - Initialise an empty partition.
+ * @p: The partition.
+ */
+void hl_part_init(struct hl_part *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < HL_NR_PART_MODES; i++) {
+		INIT_LIST_HEAD(&p->granted[i]);
+		p->count[i] = 0;
+	}
 }
 
 /**
  * hl_head_init() - Initialise an empty resource.
  * @h: The resource.
- * @parent: Its parent, whose reference the caller passes to @h; NULL for
- *	the root.
- *
- * The new head holds one reference, the caller's.
+ * @parent: Its parent; NULL for the root.
  */
 void hl_head_init(struct hl_head *h, struct hl_head *parent)
 {
-	unsigned int m;
+	unsigned int i;
 
-	INIT_LIST_HEAD(&h->granted);
-	INIT_LIST_HEAD(&h->queue);
-	for (m = 0; m < HLOCK_NR_MODES; m++) {
-		h->granted_count[m] = 0;
-		h->wait_count[m] = 0;
+	for (i = 0; i < HLOCK_NR_MODES; i++) {
+		INIT_LIST_HEAD(&h->granted[i]);
+		INIT_LIST_HEAD(&h->queue[i]);
+		h->granted_count[i] = 0;
+		h->wait_count[i] = 0;
+		h->conv_count[i] = 0;
 	}
+	for (i = 0; i < HL_NR_CONV; i++)
+		INIT_LIST_HEAD(&h->convq[i]);
 	h->granted_mask = 0;
 	h->wait_mask = 0;
+	h->conv_mask = 0;
 	h->compat_first = 0;
-	h->converting = 0;
-	h->refs = 1;
+	h->front_seq = 0;
+	h->back_seq = 0;
 	h->parent = parent;
 	h->level = parent ? parent->level + 1 : 0;
+	h->has_parts = false;
+	h->partitioned = false;
+	h->dead = false;
+}
+
+/*
+ * Leave partitioned mode: from now on every request is decided on the
+ * head, whose counts take in the partitions' grants.  The flag goes first
+ * and the partitions are visited one at a time: a fast path that read the
+ * old flag under a partition's lock is done before this visits it, so its
+ * grant is counted; any later one sees the new flag.  Context: head lock.
+ */
+static void depart(struct hl_head *h)
+{
+	struct hl_part *p = NULL;
+	unsigned int i;
+
+	if (!h->partitioned)
+		return;
+	WRITE_ONCE(h->partitioned, false);
+	while ((p = hl_part_next(h, p))) {
+		hl_part_lock(h, p);
+		for (i = 0; i < HL_NR_PART_MODES; i++)
+			count_add(h->granted_count, &h->granted_mask,
+				  HLOCK_IS + i, p->count[i]);
+		hl_part_unlock(h, p);
+	}
+}
+
+/*
+ * Go (back) to partitioned mode if nothing strong is granted, queued or
+ * converting: intents cannot conflict then.  An intent request that finds
+ * the head unpartitioned does this (op_level_new()).  While not partitioned,
+ * the partitions change only under the head lock, which the caller holds,
+ * so their counts are stable here.  Context: head lock.
+ */
+static void repart(struct hl_head *h)
+{
+	struct hl_part *p = NULL;
+	unsigned int i;
+
+	if (!h->has_parts || h->partitioned || h->dead ||
+	    (h->granted_mask & STRONG) || h->wait_mask)
+		return;
+	while ((p = hl_part_next(h, p))) {
+		hl_part_lock(h, p);
+		for (i = 0; i < HL_NR_PART_MODES; i++)
+			count_sub(h->granted_count, &h->granted_mask,
+				  HLOCK_IS + i, p->count[i]);
+		hl_part_unlock(h, p);
+	}
+	WRITE_ONCE(h->partitioned, true);
 }
 
 /**
- * hl_head_get() - Take a reference on a resource.
- * @h: The resource.
+ * hl_head_set_parts() - The glue gave @h partitions.
+ * @h: The resource, which had none.
+ *
+ * Context: head lock held; the partitions are initialised.
  */
-void hl_head_get(struct hl_head *h)
+void hl_head_set_parts(struct hl_head *h)
 {
-	h->refs++;
+	/* The fast path reads the flag unlocked, then uses the partitions. */
+	smp_store_release(&h->has_parts, true);
+	repart(h);
 }
 
 /**
- * hl_head_put() - Drop a reference on a resource.
- * @h: The resource; hl_head_unused() is called when this was the last.
+ * hl_head_retire() - Mark @h dead if nothing is on it.
+ * @h: The resource; the glue knows it has no child resources.
+ *
+ * Context: head lock held.
+ * Return: true when @h is now dead (nobody can find a request on it any
+ * more), false when something is on it.
  */
-void hl_head_put(struct hl_head *h)
+bool hl_head_retire(struct hl_head *h)
 {
-	if (--h->refs == 0)
-		hl_head_unused(h);
+	depart(h);
+	if (!h->granted_mask && !h->wait_mask) {
+		h->dead = true;
+		return true;
+	}
+	repart(h);
+	return false;
 }
 
-/* Change the flags of a granted or converting request. */
+/* Change the flags of a granted or converting request on its head. */
 static void req_set_flags(struct hl_head *h, struct hl_req *req,
 			  unsigned int flags)
 {
@@ -143,22 +266,33 @@ static void req_set_flags(struct hl_head *h, struct hl_req *req,
 	req->flags = flags;
 }
 
-/* A conversion was granted: it is @req's mode now, with its flags. */
-static void convert_done(struct hl_head *h, struct hl_req *req,
-			 unsigned int target)
+static struct hl_req *first_req(struct list_head *l)
 {
-	count_sub(h->granted_count, &h->granted_mask, req->mode);
-	count_add(h->granted_count, &h->granted_mask, target);
-	req->mode = target;
-	req_set_flags(h, req, req->flags | req->convert_flags);
-	req->convert_flags = 0;
+	return list_empty(l) ? NULL : list_first_entry(l, struct hl_req, node);
+}
+
+/* The first waiter, in queue order, among the modes not in @skip. */
+static struct hl_req *queue_first(struct hl_head *h, unsigned int skip)
+{
+	struct hl_req *best = NULL, *r;
+	unsigned int m;
+
+	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++) {
+		if (skip & hl_mode_bit(m))
+			continue;
+		r = first_req(&h->queue[m]);
+		if (r && (!best || r->seq < best->seq))
+			best = r;
+	}
+	return best;
 }
 
 static void grant_add(struct hl_head *h, struct hl_req *req)
 {
 	req->state = HL_GRANTED;
-	list_add_tail(&req->node, &h->granted);
-	count_add(h->granted_count, &h->granted_mask, req->mode);
+	req->part = NULL;
+	list_add_tail(&req->node, &h->granted[req->mode]);
+	count_add(h->granted_count, &h->granted_mask, req->mode, 1);
 	if (req->flags & HL_RF_COMPAT_FIRST)
 		h->compat_first++;
 }
@@ -174,59 +308,97 @@ static unsigned int others_mask(const struct hl_head *h,
 	return mask;
 }
 
-static void notify_granted(struct hl_req *req);
+/* A conversion was granted: it is @req's mode now, with its flags. */
+static void convert_done(struct hl_head *h, struct hl_req *req,
+			 unsigned int target)
+{
+	count_sub(h->granted_count, &h->granted_mask, req->mode, 1);
+	list_move_tail(&req->node, &h->granted[target]);
+	count_add(h->granted_count, &h->granted_mask, target, 1);
+	req->mode = target;
+	req_set_flags(h, req, req->flags | req->convert_flags);
+	req->convert_flags = 0;
+}
+
+/* Take a pending conversion off its queue; @req is granted in its mode. */
+static void conv_remove(struct hl_head *h, struct hl_req *req)
+{
+	list_del(&req->conv_node);
+	count_sub(h->conv_count, &h->conv_mask, req->convert, 1);
+	count_sub(h->wait_count, &h->wait_mask, req->convert, 1);
+	req->convert = HLOCK_NL;
+	req->state = HL_GRANTED;
+}
+
+/*
+ * The pending conversion to grant next: the earliest of those whose
+ * target is compatible with the other holders.  All conversions of one
+ * (held, target) pair stand or fall together (they see the same other
+ * holders), so only the first of each pair needs a look.
+ */
+static struct hl_req *conv_next(struct hl_head *h)
+{
+	struct hl_req *best = NULL, *r;
+	unsigned int i;
+
+	if (!h->conv_mask)
+		return NULL;
+	for (i = 0; i < HL_NR_CONV; i++) {
+		if (list_empty(&h->convq[i]))
+			continue;
+		r = list_first_entry(&h->convq[i], struct hl_req, conv_node);
+		if (hl_conflicts(r->convert, others_mask(h, r)))
+			continue;
+		if (!best || r->seq < best->seq)
+			best = r;
+	}
+	return best;
+}
 
 /*
  * Grant what a release, downgrade or cancel on @h made grantable:
- * pending conversions first, in grant order, then the queue.  If the
- * head of the queue cannot be granted, nothing in the queue is: that is
- * what keeps an X waiter from starving behind a stream of readers.  A
- * conversion still pending after the first pass waits ahead of the whole
- * queue, so its target mode bars queued requests too.
+ * pending conversions first, then the queue.  If the head of the queue
+ * cannot be granted, nothing in the queue is: that is what keeps an X
+ * waiter from starving behind a stream of readers.  A conversion still
+ * pending waits ahead of the whole queue, so its target mode bars queued
+ * requests too.  The work is one step per request granted plus one per
+ * mode: each mode's queue is looked at from its front only.
  */
-static void grant_pass(struct hl_head *h)
+static void grant_pass(struct hl_head *h, struct hl_grants *g)
 {
-	struct hl_req *req, *next;
-	unsigned int barrier = 0;
-	bool skip, first = true;
+	bool batch = hl_grant_policy() == HLOCK_POLICY_BATCH, first = true;
+	unsigned int skip = 0;
+	struct hl_req *req;
 
-	if (h->converting) {
-		list_for_each_entry(req, &h->granted, node) {
-			if (req->state != HL_CONVERTING)
-				continue;
-			if (hl_conflicts(req->convert, others_mask(h, req))) {
-				barrier |= hl_mode_bit(req->convert);
-				continue;
-			}
-			count_sub(h->wait_count, &h->wait_mask, req->convert);
-			convert_done(h, req, req->convert);
-			req->convert = HLOCK_NL;
-			req->state = HL_GRANTED;
-			h->converting--;
-			notify_granted(req);
-		}
+	while ((req = conv_next(h))) {
+		unsigned int target = req->convert;
+
+		conv_remove(h, req);
+		convert_done(h, req, target);
+		hl_grant_notify(req->locker, g);
 	}
-
-	skip = hl_grant_policy() == HLOCK_POLICY_BATCH;
-	list_for_each_entry_safe(req, next, &h->queue, node) {
-		if (hl_conflicts(req->mode, h->granted_mask | barrier)) {
+	while ((req = queue_first(h, skip))) {
+		if (hl_conflicts(req->mode, h->granted_mask | h->conv_mask)) {
 			/* The head blocks everything behind it. */
 			if (first)
 				break;
 			/*
 			 * batch skips a conflicting waiter and grants what is
 			 * compatible behind it; fifo stops, except while a
-			 * compatible-first request is granted.
+			 * compatible-first request is granted.  The granted
+			 * modes only grow in a pass, so every later waiter of
+			 * this mode conflicts too.
 			 */
-			if (skip || h->compat_first)
-				continue;
-			break;
+			if (!batch && !h->compat_first)
+				break;
+			skip |= hl_mode_bit(req->mode);
+			continue;
 		}
 		first = false;
 		list_del(&req->node);
-		count_sub(h->wait_count, &h->wait_mask, req->mode);
+		count_sub(h->wait_count, &h->wait_mask, req->mode, 1);
 		grant_add(h, req);
-		notify_granted(req);
+		hl_grant_notify(req->locker, g);
 		/* Nothing is compatible with X. */
 		if (req->mode == HLOCK_X)
 			break;
@@ -237,89 +409,198 @@ static void grant_pass(struct hl_head *h)
  * Queue or grant a new request for req->mode on @h.  Return: true when
  * granted at once.
  */
-static bool head_request(struct hl_head *h, struct hl_req *req)
+static bool head_request(struct hl_head *h, struct hl_req *req,
+			 struct hl_grants *g)
 {
 	unsigned int m = req->mode;
+	bool had_compat_first = h->compat_first;
 
 	if (hl_conflicts(m, h->granted_mask) ||
 	    (!h->compat_first && hl_conflicts(m, h->wait_mask))) {
 		req->state = HL_WAITING;
-		if (req->flags & HL_RF_FRONT)
-			list_add(&req->node, &h->queue);
-		else
-			list_add_tail(&req->node, &h->queue);
-		count_add(h->wait_count, &h->wait_mask, m);
+		req->part = NULL;
+		if (req->flags & HL_RF_FRONT) {
+			req->seq = --h->front_seq;
+			list_add(&req->node, &h->queue[m]);
+		} else {
+			req->seq = ++h->back_seq;
+			list_add_tail(&req->node, &h->queue[m]);
+		}
+		count_add(h->wait_count, &h->wait_mask, m, 1);
 		return false;
 	}
 	grant_add(h, req);
+	/*
+	 * A compatible-first holder lets the waiters compatible with the
+	 * holders go first: grant those now, or later arrivals would
+	 * overtake them.
+	 */
+	if (!had_compat_first && h->compat_first && h->wait_mask)
+		grant_pass(h, g);
 	return true;
 }
 
 /*
- * Convert the granted @req to @target (which covers its mode).  It is
- * granted when compatible with the other holders, whatever waits; else
- * it waits ahead of the queue.  Return: true when granted at once.
+ * Convert the granted @req, which is on @h, to @target (which covers its
+ * mode).  It is granted when compatible with the other holders, whatever
+ * waits; else it waits ahead of the queue.  Return: true when granted at
+ * once.
  */
 static bool head_convert(struct hl_head *h, struct hl_req *req,
-			 unsigned int target)
+			 unsigned int target, struct hl_grants *g)
 {
 	if (!hl_conflicts(target, others_mask(h, req))) {
 		bool had_compat_first = h->compat_first;
 
 		convert_done(h, req, target);
-		/*
-		 * A compatible-first holder lets waiters that are compatible
-		 * with the holders go first: grant those that wait now, or
-		 * later arrivals would overtake them.
-		 */
-		if (!had_compat_first && h->compat_first)
-			grant_pass(h);
+		/* As in head_request(). */
+		if (!had_compat_first && h->compat_first && h->wait_mask)
+			grant_pass(h, g);
 		return true;
 	}
 	req->state = HL_CONVERTING;
 	req->convert = target;
-	h->converting++;
-	count_add(h->wait_count, &h->wait_mask, target);
+	req->seq = ++h->back_seq;
+	list_add_tail(&req->conv_node,
+		      &h->convq[conv_slot[req->mode][target] - 1]);
+	count_add(h->conv_count, &h->conv_mask, target, 1);
+	count_add(h->wait_count, &h->wait_mask, target, 1);
 	return false;
 }
 
 /* Withdraw a waiting request or a pending conversion. */
-static void head_cancel(struct hl_head *h, struct hl_req *req)
+static void head_cancel(struct hl_head *h, struct hl_req *req,
+			struct hl_grants *g)
 {
 	if (req->state == HL_WAITING) {
 		list_del(&req->node);
-		count_sub(h->wait_count, &h->wait_mask, req->mode);
+		count_sub(h->wait_count, &h->wait_mask, req->mode, 1);
 	} else {
-		count_sub(h->wait_count, &h->wait_mask, req->convert);
-		req->convert = HLOCK_NL;
+		conv_remove(h, req);
 		req->convert_flags = 0;
-		req->state = HL_GRANTED;
-		h->converting--;
 	}
-	grant_pass(h);
+	grant_pass(h, g);
 }
 
-/* Release a granted request. */
-static void head_release(struct hl_head *h, struct hl_req *req)
+/*
+ * Grant a new IS or IX on the caller's partition of @h, if @h is
+ * partitioned.  Return: true when granted.
+ */
+static bool part_grant(struct hl_head *h, struct hl_req *req)
 {
+	struct hl_part *p;
+
+	if (!smp_load_acquire(&h->has_parts) || req->flags ||
+	    (req->mode != HLOCK_IS && req->mode != HLOCK_IX))
+		return false;
+	p = hl_part_lock_local(h);
+	if (!READ_ONCE(h->partitioned)) {
+		hl_part_unlock(h, p);
+		return false;
+	}
+	req->state = HL_GRANTED;
+	req->part = p;
+	list_add_tail(&req->node, &p->granted[part_slot(req->mode)]);
+	p->count[part_slot(req->mode)]++;
+	hl_part_unlock(h, p);
+	return true;
+}
+
+/*
+ * Move a granted request from its partition to the head, which is not
+ * partitioned (so its counts already hold it).  Context: head lock.
+ */
+static void part_to_head(struct hl_head *h, struct hl_req *req)
+{
+	struct hl_part *p = req->part;
+
+	hl_part_lock(h, p);
 	list_del(&req->node);
-	count_sub(h->granted_count, &h->granted_mask, req->mode);
-	if (req->flags & HL_RF_COMPAT_FIRST)
-		h->compat_first--;
-	grant_pass(h);
+	p->count[part_slot(req->mode)]--;
+	hl_part_unlock(h, p);
+	req->part = NULL;
+	list_add_tail(&req->node, &h->granted[req->mode]);
 }
 
-/* Lower a granted request to @m, which its mode covers. */
-static void head_downgrade(struct hl_head *h, struct hl_req *req,
-			   unsigned int m)
+/*
+ * Change a request in partition @p from IX to IS or drop it (@m NL).
+ * Return: true when done; false when @h is not partitioned, in which case
+ * the caller retries under the head lock.
+ */
+static bool part_change(struct hl_head *h, struct hl_req *req,
+			unsigned int m, bool head_locked)
 {
-	count_sub(h->granted_count, &h->granted_mask, req->mode);
-	count_add(h->granted_count, &h->granted_mask, m);
-	req->mode = m;
-	/* The root's automatic flags go with its S, SIX or X. */
-	if ((req->flags & HL_RF_AUTO) && (m == HLOCK_IS || m == HLOCK_IX))
-		req_set_flags(h, req, 0);
-	grant_pass(h);
+	struct hl_part *p = req->part;
+	bool partitioned;
+
+	hl_part_lock(h, p);
+	partitioned = READ_ONCE(h->partitioned);
+	if (!partitioned && !head_locked) {
+		hl_part_unlock(h, p);
+		return false;
+	}
+	list_del(&req->node);
+	p->count[part_slot(req->mode)]--;
+	if (m != HLOCK_NL) {
+		list_add_tail(&req->node, &p->granted[part_slot(m)]);
+		p->count[part_slot(m)]++;
+	}
+	hl_part_unlock(h, p);
+	if (!partitioned) {
+		count_sub(h->granted_count, &h->granted_mask, req->mode, 1);
+		count_add(h->granted_count, &h->granted_mask, m, m != HLOCK_NL);
+	}
+	req->mode = m ? m : req->mode;
+	return true;
+}
+
+/* Take the granted @req off its head or partition. */
+static void req_unlink(struct hl_req *req, struct hl_grants *g)
+{
+	struct hl_head *h = req->head;
+
+	/* Partitioned: nothing waits, nobody to grant. */
+	if (req->part && part_change(h, req, HLOCK_NL, false))
+		return;
+	hl_head_lock(h);
+	if (req->part) {
+		part_change(h, req, HLOCK_NL, true);
+	} else {
+		list_del(&req->node);
+		count_sub(h->granted_count, &h->granted_mask, req->mode, 1);
+		if (req->flags & HL_RF_COMPAT_FIRST)
+			h->compat_first--;
+	}
+	grant_pass(h, g);
+	hl_head_unlock(h);
+}
+
+/*
+ * Lower the granted @req to @m, which its mode covers, with @flags, and
+ * grant what that allows.  Flags first: the grant pass obeys them.
+ */
+static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
+		      struct hl_grants *g)
+{
+	struct hl_head *h = req->head;
+
+	if (req->part && part_change(h, req, m, false))
+		return;
+	hl_head_lock(h);
+	if (req->part) {
+		part_change(h, req, m, true);
+	} else {
+		/* The root's automatic flags go with its S, SIX or X. */
+		if ((flags & HL_RF_AUTO) && (m == HLOCK_IS || m == HLOCK_IX))
+			flags = 0;
+		req_set_flags(h, req, flags);
+		count_sub(h->granted_count, &h->granted_mask, req->mode, 1);
+		list_move_tail(&req->node, &h->granted[m]);
+		count_add(h->granted_count, &h->granted_mask, m, 1);
+		req->mode = m;
+	}
+	grant_pass(h, g);
+	hl_head_unlock(h);
 }
 
 /*
@@ -343,21 +624,24 @@ void hl_locker_init(struct hl_locker *lk)
 	unsigned int b;
 
 	INIT_LIST_HEAD(&lk->reqs);
+	INIT_LIST_HEAD(&lk->grant_node);
+	lk->grant_pending = 0;
 	lk->index = lk->index_inline;
 	lk->index_bits = HL_INDEX_INLINE_BITS;
 	lk->nr_reqs = 0;
+	lk->nr_spare = 0;
 	for (b = 0; b < ARRAY_SIZE(lk->index_inline); b++)
 		INIT_HLIST_HEAD(&lk->index_inline[b]);
 	lk->op.state = HL_OP_IDLE;
 	lk->op.nr = 0;
-	lk->op.nr_spare = 0;
-	lk->op.pinned = false;
+	lk->op.pinned = 0;
+	lk->op.queued = false;
 }
 
 /**
  * hl_locker_find() - The locker's granted or converting request on @h.
  * @lk: The locker.
- * @h: The resource.
+ * @h: The resource (only compared, never dereferenced).
  *
  * Return: the request, or NULL.
  */
@@ -369,14 +653,6 @@ struct hl_req *hl_locker_find(struct hl_locker *lk, struct hl_head *h)
 		if (req->head == h)
 			return req;
 	return NULL;
-}
-
-/* Add a request that was granted to the locker's list and index. */
-static void locker_add(struct hl_locker *lk, struct hl_req *req)
-{
-	list_add_tail(&req->locker_node, &lk->reqs);
-	hlist_add_head(&req->index_node, index_bucket(lk, req->head));
-	lk->nr_reqs++;
 }
 
 /**
@@ -424,26 +700,108 @@ struct hlist_head *hl_locker_index_swap(struct hl_locker *lk,
 }
 
 /**
- * hl_op_reqs_needed() - How many new requests the prepared operation needs.
- * @lk: The locker; op.heads and op.nr are set.
+ * hl_locker_spares_needed() - Requests to add before a path lock.
+ * @lk: The locker.
  *
- * Also notes in op.reqs the request the locker holds at each level, for
- * hl_op_start() in the same hold of the caller's lock.
- *
- * Return: the number of levels the locker holds nothing on, less the
- * spares already supplied (0 when there are enough).
+ * Return: how many hl_locker_add_spare() calls make hl_op_start() safe
+ * for any path: it then never runs out of requests half way.
  */
-unsigned int hl_op_reqs_needed(struct hl_locker *lk)
+unsigned int hl_locker_spares_needed(const struct hl_locker *lk)
 {
-	struct hl_op *op = &lk->op;
-	unsigned int l, n = 0;
+	return HL_MAX_LEVELS - lk->nr_spare;
+}
 
-	for (l = 0; l < op->nr; l++) {
-		op->reqs[l] = hl_locker_find(lk, op->heads[l]);
-		if (!op->reqs[l])
-			n++;
-	}
-	return n > op->nr_spare ? n - op->nr_spare : 0;
+/**
+ * hl_locker_add_spare() - Give the locker a free request.
+ * @lk: The locker; hl_locker_spares_needed() is not 0.
+ * @req: The request, allocated by the caller.
+ */
+void hl_locker_add_spare(struct hl_locker *lk, struct hl_req *req)
+{
+	lk->spare[lk->nr_spare++] = req;
+}
+
+/* Keep a request that was released for the next path, or free it. */
+static void spare_put(struct hl_locker *lk, struct hl_req *req)
+{
+	if (lk->nr_spare < HL_MAX_LEVELS)
+		lk->spare[lk->nr_spare++] = req;
+	else
+		hl_req_free(req);
+}
+
+/**
+ * hl_locker_drop_spares() - Free the locker's spare requests.
+ * @lk: The locker, going away.
+ */
+void hl_locker_drop_spares(struct hl_locker *lk)
+{
+	while (lk->nr_spare)
+		hl_req_free(lk->spare[--lk->nr_spare]);
+}
+
+/* Whether mode @m needs IX (not only IS) on the ancestors. */
+static bool needs_ix(unsigned int m)
+{
+	return hl_intent(m) == HLOCK_IX;
+}
+
+/* @req's mode went from @old to @new: tell its ancestors' counts. */
+static void ix_update(struct hl_req *req, unsigned int old, unsigned int new)
+{
+	struct hl_req *a;
+
+	if (needs_ix(old) == needs_ix(new))
+		return;
+	for (a = req->up; a; a = a->up)
+		a->ix_below += needs_ix(new) ? 1 : -1;
+}
+
+/* A new request was granted: the locker holds it from now on. */
+static void locker_add(struct hl_locker *lk, struct hl_req *req, u64 now)
+{
+	req->since = now;
+	list_add_tail(&req->locker_node, &lk->reqs);
+	hlist_add_head(&req->index_node, index_bucket(lk, req->head));
+	lk->nr_reqs++;
+	ix_update(req, HLOCK_NL, req->mode);
+}
+
+/*
+ * Release a request that has no acquisition left.  The locker's list is
+ * in grant order, ancestors first, so releasing from its end is deepest
+ * first, as unlock does: no grant pass ever sees a request whose
+ * ancestors' intents are already gone.
+ */
+static void req_release(struct hl_locker *lk, struct hl_req *req,
+			struct hl_grants *g)
+{
+	hl_note_release(req);
+	ix_update(req, req->mode, HLOCK_NL);
+	list_del(&req->locker_node);
+	hlist_del(&req->index_node);
+	lk->nr_reqs--;
+	req_unlink(req, g);
+	spare_put(lk, req);
+}
+
+/* Release @req if nothing keeps it any more. */
+static void req_put(struct hl_locker *lk, struct hl_req *req,
+		    struct hl_grants *g)
+{
+	if (!req->own && !req->child && !req->pin)
+		req_release(lk, req, g);
+}
+
+/* Drop one acquisition made at (@own) or below (!@own) @req. */
+static void req_drop(struct hl_locker *lk, struct hl_req *req, bool own,
+		     struct hl_grants *g)
+{
+	if (own)
+		req->own--;
+	else
+		req->child--;
+	req_put(lk, req, g);
 }
 
 /* Mode and flags the operation asks for at level @l. */
@@ -466,7 +824,7 @@ static unsigned int op_flags(const struct hl_op *op, unsigned int l)
 	return f;
 }
 
-/* Count one acquisition the operation made at level @l. */
+/* Count the acquisition the operation made at level @l. */
 static void op_count(struct hl_op *op, unsigned int l)
 {
 	if (l + 1 == op->nr)
@@ -475,336 +833,431 @@ static void op_count(struct hl_op *op, unsigned int l)
 		op->reqs[l]->child++;
 }
 
-/* Release a request that has no acquisition left. */
-static void req_release(struct hl_req *req)
+/* Level @l of the operation is granted: account it and move on. */
+static void op_level_done(struct hl_locker *lk, bool waited)
 {
-	struct hl_head *h = req->head;
+	struct hl_op *op = &lk->op;
+	unsigned int l = op->level;
 
-	hl_note_release(req);
-	list_del(&req->locker_node);
-	hlist_del(&req->index_node);
-	req->locker->nr_reqs--;
-	head_release(h, req);
-	hl_req_free(req);
-	hl_head_put(h);
+	if (op->step[l] == HL_STEP_NEW)
+		locker_add(lk, op->reqs[l], op->now);
+	else if (op->step[l] == HL_STEP_CONVERT)
+		ix_update(op->reqs[l], op->prev[l], op->reqs[l]->mode);
+	hl_note_granted(lk, l, op_mode(op, l), waited);
+	op_count(op, l);
+	op->queued = false;
+	op->level++;
 }
 
-/* Release @req if nothing keeps it any more. */
-static void req_put(struct hl_req *req)
+/*
+ * A new request for level @l on @h.  Return: 1 granted, 0 queued,
+ * -EAGAIN when @h died under us (look it up again).
+ */
+static int op_level_new(struct hl_locker *lk, struct hl_head *h,
+			struct hl_grants *g)
 {
-	if (!req->own && !req->child && !req->pin)
-		req_release(req);
-}
+	struct hl_op *op = &lk->op;
+	unsigned int l = op->level, m = op_mode(op, l);
+	struct hl_req *req = lk->spare[--lk->nr_spare];
+	bool granted;
 
-/* Drop one acquisition made at (own) or below (!own) @req. */
-static void req_drop(struct hl_req *req, bool own)
-{
-	if (own)
-		req->own--;
+	req->head = h;
+	req->locker = lk;
+	req->up = l ? op->reqs[l - 1] : NULL;
+	req->part = NULL;
+	req->own = 0;
+	req->child = 0;
+	req->pin = 0;
+	req->ix_below = 0;
+	req->mode = m;
+	req->convert = HLOCK_NL;
+	req->flags = op_flags(op, l);
+	req->convert_flags = 0;
+	op->reqs[l] = req;
+	op->step[l] = HL_STEP_NEW;
+	if (part_grant(h, req))
+		return 1;
+	hl_head_lock(h);
+	if (h->dead) {
+		hl_head_unlock(h);
+		lk->nr_spare++;
+		op->reqs[l] = NULL;
+		return -EAGAIN;
+	}
+	/*
+	 * A strong mode must see the intents granted in the partitions.  An
+	 * intent that finds the head unpartitioned partitions it again if it
+	 * can: only now, so that strong locks on their own never pay for it.
+	 */
+	if (m != HLOCK_IS && m != HLOCK_IX)
+		depart(h);
 	else
-		req->child--;
-	req_put(req);
+		repart(h);
+	granted = head_request(h, req, g);
+	if (!granted)
+		hl_note_wait(lk, l, m, req);
+	hl_head_unlock(h);
+	return granted;
+}
+
+/* Convert the locker's @req on @h for level @l.  Return: 1 or 0. */
+static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
+			    struct hl_req *req, struct hl_grants *g)
+{
+	struct hl_op *op = &lk->op;
+	unsigned int l = op->level, m = op_mode(op, l);
+	unsigned int target = hl_sup(req->mode, m);
+	bool granted;
+
+	op->step[l] = HL_STEP_CONVERT;
+	op->prev[l] = req->mode;
+	op->prev_flags[l] = req->flags;
+	hl_note_convert(req, target);
+	hl_head_lock(h);
+	/* Conversions are decided on the head, in full view. */
+	depart(h);
+	if (req->part)
+		part_to_head(h, req);
+	/* Queue position is moot: conversions go first. */
+	req->convert_flags = op_flags(op, l) & ~HL_RF_FRONT;
+	granted = head_convert(h, req, target, g);
+	if (!granted)
+		hl_note_wait(lk, l, target, req);
+	hl_head_unlock(h);
+	return granted;
+}
+
+/*
+ * Acquire level op->level.  Return: 1 when granted, 0 when it waits,
+ * -ENOMEM or -EOVERFLOW when it failed with nothing done at this level.
+ */
+static int op_level(struct hl_locker *lk, struct hl_grants *g)
+{
+	struct hl_op *op = &lk->op;
+	unsigned int l = op->level, m = op_mode(op, l);
+	struct hl_head *h;
+	struct hl_req *req;
+	int ret;
+
+	hl_note_acquire(lk, l, m);
+	do {
+		for (;;) {
+			hl_rcu_lock();
+			h = hl_head_lookup(lk, l);
+			if (h && !READ_ONCE(h->dead))
+				break;
+			hl_rcu_unlock();
+			ret = hl_head_create(lk, l);
+			if (ret)
+				return ret;
+		}
+		op->heads[l] = h;
+		req = hl_locker_find(lk, h);
+		if (!req) {
+			ret = op_level_new(lk, h, g);
+		} else if (req->own + req->child >= HL_MAX_COUNT) {
+			ret = -EOVERFLOW;
+		} else {
+			op->reqs[l] = req;
+			req->pin++;
+			op->pinned |= 1U << l;
+			if (hl_covers(req->mode, m)) {
+				op->step[l] = HL_STEP_RECURSE;
+				ret = 1;
+			} else {
+				ret = op_level_convert(lk, h, req, g);
+			}
+		}
+		hl_rcu_unlock();
+	} while (ret == -EAGAIN);
+	return ret;
 }
 
 /*
  * Acquire the levels from op->level on, until one has to wait.
- * Return: true when every level is granted.
+ * Return: 0 when every level is granted, -EINPROGRESS when one waits,
+ * else -errno with op->level the level that failed.
  */
-static bool op_advance(struct hl_locker *lk)
+static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
+	int ret;
 
-	for (; op->level < op->nr; op->level++) {
-		unsigned int l = op->level, m = op_mode(op, l);
-		struct hl_head *h = op->heads[l];
-		struct hl_req *req = op->reqs[l];
-
-		hl_note_acquire(lk, l, m);
-		if (!req) {
-			req = op->spare[--op->nr_spare];
-			req->head = h;
-			req->locker = lk;
-			req->mode = m;
-			req->convert = HLOCK_NL;
-			req->flags = op_flags(op, l);
-			req->convert_flags = 0;
-			req->own = 0;
-			req->child = 0;
-			req->pin = 0;
-			op->reqs[l] = req;
-			op->step[l] = HL_STEP_NEW;
-			hl_head_get(h);
-			if (!head_request(h, req))
-				goto wait;
-			req->since = op->now;
-			locker_add(lk, req);
-		} else if (hl_covers(req->mode, m)) {
-			op->step[l] = HL_STEP_RECURSE;
-		} else {
-			unsigned int target = hl_sup(req->mode, m);
-
-			op->step[l] = HL_STEP_CONVERT;
-			op->prev[l] = req->mode;
-			op->prev_flags[l] = req->flags;
-			/* Queue position is moot: conversions go first. */
-			req->convert_flags = op_flags(op, l) & ~HL_RF_FRONT;
-			hl_note_convert(req, target);
-			if (!head_convert(h, req, target))
-				goto wait;
+	while (op->level < op->nr) {
+		ret = op_level(lk, g);
+		if (ret < 0)
+			return ret;
+		if (!ret) {
+			op->queued = true;
+			return -EINPROGRESS;
 		}
-		hl_note_granted(lk, l, m, false);
-		op_count(op, l);
+		op_level_done(lk, false);
 	}
 	op->state = HL_OP_GRANTED;
-	return true;
-wait:
-	hl_note_wait(lk, op->level, op_mode(op, op->level));
-	return false;
+	return 0;
+}
+
+/* Undo level @l, which the operation acquired, deepest first. */
+static void op_undo_level(struct hl_locker *lk, unsigned int l,
+			  struct hl_grants *g)
+{
+	struct hl_op *op = &lk->op;
+	struct hl_req *req = op->reqs[l];
+
+	if (op->step[l] == HL_STEP_CONVERT) {
+		ix_update(req, req->mode, op->prev[l]);
+		req_lower(req, op->prev[l], op->prev_flags[l], g);
+	}
+	if (op->step[l] == HL_STEP_NEW) {
+		req_drop(lk, req, l + 1 == op->nr, g);
+		op->reqs[l] = NULL;
+	} else if (l + 1 == op->nr) {
+		req->own--;
+	} else {
+		req->child--;
+	}
 }
 
 /*
- * A waiting request was granted by a grant pass: count it, continue the
- * locker's operation down the path, and tell the caller when it is done.
+ * Withdraw the waiting level, if any, and undo every level acquired,
+ * deepest first.  A waiting level that a grant pass granted before its
+ * continuation ran is accounted as granted first, then undone.
  */
-static void notify_granted(struct hl_req *req)
-{
-	struct hl_locker *lk = req->locker;
-	struct hl_op *op = &lk->op;
-
-	op->now = hl_clock();
-	if (op->step[op->level] == HL_STEP_NEW) {
-		req->since = op->now;
-		locker_add(lk, req);
-	}
-	hl_note_granted(lk, op->level, op_mode(op, op->level), true);
-	op_count(op, op->level);
-	op->level++;
-	if (op_advance(lk))
-		hl_op_granted(lk);
-}
-
-/**
- * hl_op_start() - Start locking the prepared path.
- * @lk: The locker, whose slot is in HL_OP_SETUP with op.heads, op.nr and
- *	enough spares: hl_op_reqs_needed() returned 0 in this same hold of
- *	the caller's lock, so op.reqs is current.
- * @mode: Mode for the last level, HLOCK_IS to HLOCK_X.
- * @flags: HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST for the last level.
- *
- * Pins the locker's requests on the path, so that unlocking something
- * else while this waits cannot take away a request it will need.
- *
- * Return: 0 when every level was granted (slot in HL_OP_GRANTED),
- * -EINPROGRESS when a level waits (HL_OP_WAITING; hl_op_granted() is
- * called once all levels are granted), -EOVERFLOW when a count would
- * overflow (slot still in HL_OP_SETUP, nothing changed).
- */
-int hl_op_start(struct hl_locker *lk, unsigned int mode, unsigned int flags)
+static void op_undo(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
 	unsigned int l;
 
-	for (l = 0; l < op->nr; l++) {
-		struct hl_req *req = op->reqs[l];
+	if (op->queued) {
+		struct hl_req *req = op->reqs[op->level];
+		struct hl_head *h = op->heads[op->level];
+		bool waits;
 
-		/* Checked up front: a level must never fail half way. */
-		if (req && req->own + req->child >= HL_MAX_COUNT)
-			return -EOVERFLOW;
+		hl_head_lock(h);
+		waits = req->state != HL_GRANTED;
+		if (waits) {
+			hl_note_withdrawn(lk, op->level,
+					  op_mode(op, op->level));
+			head_cancel(h, req, g);
+		}
+		hl_head_unlock(h);
+		if (waits) {
+			op->queued = false;
+			if (op->step[op->level] == HL_STEP_NEW) {
+				spare_put(lk, req);
+				op->reqs[op->level] = NULL;
+			}
+		} else {
+			op->now = hl_clock();
+			op_level_done(lk, true);
+		}
 	}
-	for (l = 0; l < op->nr; l++)
-		if (op->reqs[l])
-			op->reqs[l]->pin++;
-	op->pinned = true;
-	op->now = hl_clock();
+	for (l = op->level; l-- > 0;)
+		op_undo_level(lk, l, g);
+	op->level = 0;
+}
+
+/**
+ * hl_op_claim() - Claim the operation slot for a path lock.
+ * @lk: The locker.
+ * @nr: Levels of the path, root included (1 to HL_MAX_LEVELS).
+ * @mode: Mode for the last level, HLOCK_IS to HLOCK_X.
+ * @flags: HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST for the last level.
+ *
+ * Return: 0, or -EBUSY when an operation is in flight or uncollected.
+ */
+int hl_op_claim(struct hl_locker *lk, unsigned int nr, unsigned int mode,
+		unsigned int flags)
+{
+	struct hl_op *op = &lk->op;
+
+	if (op->state != HL_OP_IDLE)
+		return -EBUSY;
+	op->state = HL_OP_SETUP;
+	op->nr = nr;
 	op->mode = mode;
 	op->flags = flags;
 	op->level = 0;
-	op->state = HL_OP_WAITING;
-	return op_advance(lk) ? 0 : -EINPROGRESS;
+	op->error = 0;
+	op->queued = false;
+	op->pinned = 0;
+	return 0;
 }
 
-/*
- * Unpin the requests the operation started with, deepest first; those
- * it created (HL_STEP_NEW at a level it reached) were never pinned.
+/**
+ * hl_op_start() - Start locking the claimed path.
+ * @lk: The locker, slot in HL_OP_SETUP, hl_locker_spares_needed() 0.
+ * @g: Lockers that undoing a failed start granted.
+ *
+ * Return: 0 when every level was granted (slot in HL_OP_GRANTED),
+ * -EINPROGRESS when a level waits (HL_OP_WAITING; hl_op_done() is called
+ * once all levels are granted), or -ENOMEM or -EOVERFLOW with the locker
+ * as before (slot back in HL_OP_SETUP).
  */
-static void op_unpin(struct hl_op *op)
+int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
 {
-	unsigned int l = op->nr;
+	struct hl_op *op = &lk->op;
+	int ret;
 
-	while (l-- > 0) {
-		struct hl_req *req = op->reqs[l];
-
-		if (req && (l >= op->level || op->step[l] != HL_STEP_NEW)) {
-			req->pin--;
-			req_put(req);
-		}
+	op->now = hl_clock();
+	op->state = HL_OP_WAITING;
+	ret = op_advance(lk, g);
+	if (ret && ret != -EINPROGRESS) {
+		op_undo(lk, g);
+		op->state = HL_OP_SETUP;
 	}
-	op->pinned = false;
+	return ret;
+}
+
+/**
+ * hl_op_continue() - Move the operation on past a level granted to it.
+ * @lk: The locker.
+ * @g: Lockers that this continuation's own grant passes granted.
+ *
+ * Idempotent: it does nothing unless the waiting level was granted.  If a
+ * later level fails (no memory for a resource), everything is undone and
+ * the slot is HL_OP_FAILED with the error.
+ *
+ * Return: 0 when the operation is granted, -EINPROGRESS while it waits,
+ * the error of a failed one, -ENOENT when the slot holds no operation.
+ */
+int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
+{
+	struct hl_op *op = &lk->op;
+	bool granted;
+	int ret;
+
+	switch (op->state) {
+	case HL_OP_GRANTED:
+		return 0;
+	case HL_OP_FAILED:
+		return op->error;
+	case HL_OP_WAITING:
+		break;
+	default:
+		return -ENOENT;
+	}
+	hl_head_lock(op->heads[op->level]);
+	granted = op->reqs[op->level]->state == HL_GRANTED;
+	hl_head_unlock(op->heads[op->level]);
+	if (!granted)
+		return -EINPROGRESS;
+	op->now = hl_clock();
+	op_level_done(lk, true);
+	ret = op_advance(lk, g);
+	if (ret == -EINPROGRESS)
+		return ret;
+	if (ret) {
+		op_undo(lk, g);
+		op->error = ret;
+		op->state = HL_OP_FAILED;
+	}
+	hl_op_done(lk);
+	return ret;
 }
 
 /**
  * hl_op_cancel() - Undo the operation in flight, level by level.
- * @lk: The locker, slot in HL_OP_WAITING or HL_OP_GRANTED.
+ * @lk: The locker, slot in HL_OP_WAITING, HL_OP_GRANTED or HL_OP_FAILED.
+ * @g: Lockers that the undoing granted.
  *
  * Withdraws the waiting level and undoes every level acquired, deepest
  * first: new requests are released, recursions dropped and conversions
  * turned back into the mode held before.  The locker is left exactly as
  * before hl_op_start(); the slot stays claimed for hl_op_finish().
  */
-void hl_op_cancel(struct hl_locker *lk)
+void hl_op_cancel(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
-	unsigned int l = op->level;
 
-	if (op->state == HL_OP_WAITING) {
-		struct hl_req *req = op->reqs[l];
-
-		hl_note_withdrawn(lk, l, op_mode(op, l));
-		head_cancel(req->head, req);
-		if (op->step[l] == HL_STEP_NEW) {
-			hl_req_free(req);
-			hl_head_put(op->heads[l]);
-			op->reqs[l] = NULL;
-		}
-	}
-	while (l-- > 0) {
-		struct hl_req *req = op->reqs[l];
-
-		if (op->step[l] == HL_STEP_CONVERT) {
-			/* Flags first: the downgrade's grant pass obeys them. */
-			req_set_flags(req->head, req, op->prev_flags[l]);
-			head_downgrade(req->head, req, op->prev[l]);
-		}
-		if (op->step[l] == HL_STEP_NEW) {
-			req_drop(req, l + 1 == op->nr);
-			op->reqs[l] = NULL;
-		} else if (l + 1 == op->nr) {
-			req->own--;
-		} else {
-			req->child--;
-		}
-	}
+	if (op->state != HL_OP_FAILED)
+		op_undo(lk, g);
 	op->state = HL_OP_SETUP;
 }
 
 /**
  * hl_op_finish() - Empty the slot after a grant was collected or undone.
  * @lk: The locker.
+ * @g: Lockers granted when an unpinned request went away.
  *
- * Unpins the requests the operation started with, frees the unused spares
- * and drops the operation's references on the heads of its path.
+ * Unpins the requests the operation found on its way, deepest first.
  */
-void hl_op_finish(struct hl_locker *lk)
+void hl_op_finish(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
-	unsigned int l;
+	unsigned int l = op->nr;
 
-	if (op->pinned)
-		op_unpin(op);
-	while (op->nr_spare)
-		hl_req_free(op->spare[--op->nr_spare]);
-	for (l = 0; l < op->nr; l++)
-		hl_head_put(op->heads[l]);
+	while (l-- > 0) {
+		if (op->pinned & (1U << l)) {
+			op->reqs[l]->pin--;
+			req_put(lk, op->reqs[l], g);
+		}
+	}
+	op->pinned = 0;
 	op->nr = 0;
 	op->state = HL_OP_IDLE;
 }
 
 /**
- * hl_op_busy() - Whether @h is on the path of the operation in flight.
- * @lk: The locker.
- * @h: The resource.
- *
- * While a path lock is in flight, its resources change only through it.
- *
- * Return: true when @h is one of the operation's heads.
- */
-bool hl_op_busy(struct hl_locker *lk, struct hl_head *h)
-{
-	struct hl_op *op = &lk->op;
-	unsigned int l;
-
-	if (op->state != HL_OP_WAITING && op->state != HL_OP_GRANTED)
-		return false;
-	for (l = 0; l < op->nr; l++)
-		if (op->heads[l] == h)
-			return true;
-	return false;
-}
-
-/**
  * hl_unlock() - Release one acquisition made on @h and its intents.
  * @lk: The locker; no operation of it may be in flight on @h's path.
- * @h: The resource.
+ * @h: The resource (only compared unless the locker holds it).
+ * @g: Lockers the release granted.
  *
  * Return: the acquisitions made on @h that remain, or -ENOENT when the
  * locker made none there.
  */
-int hl_unlock(struct hl_locker *lk, struct hl_head *h)
+int hl_unlock(struct hl_locker *lk, struct hl_head *h, struct hl_grants *g)
 {
-	struct hl_req *reqs[HL_MAX_LEVELS];
-	unsigned int l, nr = 0;
-	struct hl_head *a;
+	struct hl_req *req = hl_locker_find(lk, h), *up;
+	bool own = true;
 	int left;
 
-	reqs[0] = hl_locker_find(lk, h);
-	if (!reqs[0] || !reqs[0]->own)
+	if (!req || !req->own)
 		return -ENOENT;
-	/* Find them all first: dropping one may free heads above it. */
-	for (a = h->parent; a; a = a->parent)
-		reqs[++nr] = hl_locker_find(lk, a);
-	left = reqs[0]->own - 1;
-	req_drop(reqs[0], true);
-	for (l = 1; l <= nr; l++)
-		req_drop(reqs[l], false);
-	return left;
-}
-
-/* The intent the locker's requests below @h need there. */
-static unsigned int needed_below(struct hl_locker *lk, struct hl_head *h)
-{
-	unsigned int need = HLOCK_NL;
-	struct hl_req *req;
-	struct hl_head *a;
-
-	list_for_each_entry(req, &lk->reqs, locker_node) {
-		if (req->head->level <= h->level)
-			continue;
-		for (a = req->head->parent; a && a->level > h->level;)
-			a = a->parent;
-		if (a == h)
-			need = hl_sup(need, hl_intent(req->mode));
+	left = req->own - 1;
+	/* Deepest first; each request's parent outlives it. */
+	for (; req; req = up, own = false) {
+		up = req->up;
+		req_drop(lk, req, own, g);
 	}
-	return need;
+	return left;
 }
 
 /**
  * hl_downgrade() - Lower the mode held on @h and grant what that allows.
  * @lk: The locker; no operation of it may be in flight on @h's path.
- * @h: The resource.
+ * @h: The resource (only compared unless the locker holds it).
  * @mode: The new mode, HLOCK_IS to HLOCK_X.
+ * @g: Lockers the downgrade granted.
  *
  * Return: 0; -ENOENT when nothing is held on @h; -EINVAL when @mode is not
  * covered by the mode held or does not cover the intent the locker's
  * requests below @h need.
  */
-int hl_downgrade(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
+int hl_downgrade(struct hl_locker *lk, struct hl_head *h, unsigned int mode,
+		 struct hl_grants *g)
 {
 	struct hl_req *req = hl_locker_find(lk, h);
+	unsigned int need, old;
 
 	if (!req)
 		return -ENOENT;
-	if (!hl_covers(req->mode, mode) ||
-	    !hl_covers(mode, needed_below(lk, h)))
+	need = req->ix_below ? HLOCK_IX : req->child ? HLOCK_IS : HLOCK_NL;
+	if (!hl_covers(req->mode, mode) || !hl_covers(mode, need))
 		return -EINVAL;
-	if (mode != req->mode)
-		head_downgrade(h, req, mode);
+	old = req->mode;
+	if (mode != old) {
+		ix_update(req, old, mode);
+		req_lower(req, mode, req->flags, g);
+	}
 	return 0;
 }
 
 /**
  * hl_held() - The mode the locker holds on @h.
  * @lk: The locker.
- * @h: The resource.
+ * @h: The resource (only compared unless the locker holds it).
  *
  * Return: the granted mode (the old one while a conversion waits), or
  * HLOCK_NL.
@@ -813,28 +1266,96 @@ unsigned int hl_held(struct hl_locker *lk, struct hl_head *h)
 {
 	struct hl_req *req = hl_locker_find(lk, h);
 
-	return req ? req->mode : HLOCK_NL;
+	return req ? READ_ONCE(req->mode) : HLOCK_NL;
 }
 
 /**
- * hl_locker_release_all() - Cancel and release everything of a locker.
- * @lk: The locker, going away.
+ * hl_locker_release_some() - Release a locker's requests, deepest first.
+ * @lk: The locker, with no operation in flight (hl_op_finish() done).
+ * @g: Lockers the releases granted.
+ * @budget: How many to release at most in this call.
+ *
+ * Return: true when the locker holds nothing any more.
  */
-void hl_locker_release_all(struct hl_locker *lk)
+bool hl_locker_release_some(struct hl_locker *lk, struct hl_grants *g,
+			    unsigned int budget)
 {
-	struct hl_req *req, *next;
-	unsigned int l = HL_MAX_LEVELS;
+	while (budget-- && !list_empty(&lk->reqs))
+		req_release(lk, list_last_entry(&lk->reqs, struct hl_req,
+						locker_node), g);
+	return list_empty(&lk->reqs);
+}
 
-	if (lk->op.state == HL_OP_WAITING || lk->op.state == HL_OP_GRANTED)
-		hl_op_cancel(lk);
-	if (lk->op.state != HL_OP_IDLE)
-		hl_op_finish(lk);
-	/*
-	 * Deepest first, as unlock does, so that no grant pass ever sees a
-	 * request whose ancestors' intents are already gone.
-	 */
-	while (l-- > 0)
-		list_for_each_entry_safe(req, next, &lk->reqs, locker_node)
-			if (req->head->level == l)
-				req_release(req);
+/* Name @o as a blocker, if there is room. */
+static bool blocker_add(struct hl_blockers *b, const struct hl_req *o)
+{
+	if (b->named >= b->max)
+		return false;
+	b->reqs[b->named++] = o;
+	return true;
+}
+
+/* Name the holders of mode @c in the partitions of @h. */
+static void blockers_in_parts(struct hl_head *h, unsigned int c,
+			      struct hl_blockers *b)
+{
+	struct hl_part *p = NULL;
+	const struct hl_req *o;
+
+	while (b->named < b->max && (p = hl_part_next(h, p))) {
+		hl_part_lock(h, p);
+		list_for_each_entry(o, &p->granted[part_slot(c)], node)
+			if (!blocker_add(b, o))
+				break;
+		hl_part_unlock(h, p);
+	}
+}
+
+/**
+ * hl_head_blockers() - Who blocks @req on @h.
+ * @h: The resource, not partitioned (something waits on it).
+ * @req: A waiting or converting request on @h.
+ * @b: Filled in; @b->max says how many to name (at most
+ *	HLOCK_MAX_BLOCKERS).
+ *
+ * Holders of modes that conflict with what @req asks for come first,
+ * counted in full; then the conflicting waiters ahead of it in the queue,
+ * of which only the first @b->max are looked at.  The work is bounded by
+ * @b->max and the number of partitions, whatever the queue holds.
+ *
+ * Context: head lock held.
+ */
+void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
+		      struct hl_blockers *b)
+{
+	unsigned int m = req->state == HL_CONVERTING ? req->convert : req->mode;
+	unsigned int c, looked = 0;
+	const struct hl_req *o;
+
+	b->nr = 0;
+	b->named = 0;
+	for (c = HLOCK_IS; c < HLOCK_NR_MODES; c++) {
+		if (!hl_conflicts(m, hl_mode_bit(c)))
+			continue;
+		b->nr += h->granted_count[c];
+		if (req->state != HL_WAITING && c == req->mode)
+			b->nr--;
+		list_for_each_entry(o, &h->granted[c], node)
+			if (o != req && !blocker_add(b, o))
+				break;
+		if (h->has_parts && (c == HLOCK_IS || c == HLOCK_IX))
+			blockers_in_parts(h, c, b);
+	}
+	if (req->state != HL_WAITING)
+		return;
+	for (c = HLOCK_IS; c < HLOCK_NR_MODES; c++) {
+		if (!hl_conflicts(m, hl_mode_bit(c)))
+			continue;
+		list_for_each_entry(o, &h->queue[c], node) {
+			if (o->seq >= req->seq || looked++ >= b->max)
+				break;
+			b->nr++;
+			blocker_add(b, o);
+		}
+	}
 }

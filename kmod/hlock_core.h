@@ -1,22 +1,47 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * hlock core: the grant policy of the hierarchical lock manager.
+ * hlock core: the grant policy and the protocol of the hierarchical lock
+ * manager.
  *
  * This file and hlock_core.c are plain C: they build in the kernel and in
  * the userspace unit test (kmod/test), which supplies <linux/list.h> and
- * friends through a small shim.  Nothing here sleeps, allocates or locks;
- * the caller (hlock_dev.c) serialises every call with one spinlock and
- * supplies memory and the hooks declared at the end.
+ * friends through a small shim.  The core never allocates, sleeps or
+ * touches a lock itself: it calls the hooks declared at the end, which the
+ * kernel glue implements with spinlocks, RCU and slabs, and the unit test
+ * with checks that the protocol takes and drops them as documented.
  *
  * Vocabulary, after MongoDB's lock manager:
  * - a lock head (struct hl_head) is one resource: per-mode counts of the
- *   granted requests and of the waiting ones, their bitmasks, the list of
- *   granted requests and the FIFO conflict queue;
+ *   granted requests and of the waiting ones, their bitmasks, the granted
+ *   requests per mode, and the FIFO conflict queue (one list per mode,
+ *   ordered by a sequence number, so that a grant pass looks at each mode
+ *   once instead of walking every waiter);
+ * - a partition (struct hl_part) holds the IS and IX requests granted on a
+ *   head while it is "partitioned": no S, SIX or X is granted or asked for
+ *   there, so intents cannot conflict and are granted on the CPU's own
+ *   partition, touching nothing shared (MongoDB partitions its global
+ *   resource the same way; percpu-rwsem moves its cost to writers alike);
  * - a request (struct hl_req) is what one locker holds or waits for on one
  *   resource, with a count of the acquisitions it stands for;
  * - a locker (struct hl_locker) is one open file of /dev/hlock, with its
  *   requests and one operation slot (struct hl_op) for the path lock that
  *   is in flight: intents root first, then the mode on the path.
+ *
+ * Locking (the hooks name the locks; the glue implements them):
+ * - the locker lock protects a locker, its operation slot and the fields
+ *   of its requests that only it changes (counts, pins, list and index
+ *   entries).  It may sleep; every core function taking a locker needs it.
+ * - a head lock protects the head: its counts, masks, lists and queue, and
+ *   the state, mode, flags and position of the requests on it.  Heads are
+ *   never nested with each other: a path is acquired one level at a time.
+ * - a partition lock protects one partition's lists and counts; it nests
+ *   inside the head lock (head, then partition), or is taken alone on the
+ *   fast path.  hl_head.partitioned changes under the head lock while the
+ *   partitions are visited one by one (see depart()).
+ * Lock order: locker, head, partition.  A grant pass runs under a head lock
+ * and only collects the lockers it granted (struct hl_grants); the caller
+ * continues their operations once it has dropped its own locks
+ * (hl_op_continue()), so no locker lock is ever taken inside another.
  */
 #ifndef _HLOCK_CORE_H
 #define _HLOCK_CORE_H
@@ -36,12 +61,19 @@
 #define HL_MAX_LEVELS		(HLOCK_MAX_DEPTH + 1)
 /* Acquisitions one request may stand for; unlock returns the count. */
 #define HL_MAX_COUNT		0x7fffffffU
+/*
+ * (held, target) pairs a conversion can be: IS to IX, S, SIX or X; IX or
+ * S to SIX or X; SIX to X.
+ */
+#define HL_NR_CONV		9
+/* Intent modes a partition holds: IS and IX. */
+#define HL_NR_PART_MODES	2
 
 /* States of a request. */
 enum hl_req_state {
-	HL_WAITING,		/* in head->queue */
-	HL_GRANTED,		/* in head->granted */
-	HL_CONVERTING,		/* in head->granted, waiting for ->convert */
+	HL_WAITING,		/* in head->queue[mode] */
+	HL_GRANTED,		/* in head->granted[mode] or a partition */
+	HL_CONVERTING,		/* granted, and in head->convq[] too */
 };
 
 /* Request flags (kernel-internal, from HLOCK_F_*). */
@@ -51,80 +83,125 @@ enum hl_req_state {
 #define HL_RF_AUTO		(1U << 7)
 
 /**
+ * struct hl_part - One partition of a head: intents granted on one CPU.
+ * @granted: Granted requests, IS then IX.
+ * @count: Their numbers.
+ *
+ * Protected by the partition's lock (hl_part_lock()).
+ */
+struct hl_part {
+	struct list_head granted[HL_NR_PART_MODES];
+	unsigned int count[HL_NR_PART_MODES];
+};
+
+/**
  * struct hl_head - One resource: its granted requests and its queue.
- * @granted: Granted and converting requests, in grant order.
- * @queue: Waiting new requests, FIFO (HLOCK_F_FRONT ones at the front).
- * @granted_count: Granted requests per mode.
+ * @granted: Granted (and converting) requests on the head, per mode held.
+ * @queue: Waiting new requests per mode, each ordered by @hl_req.seq.
+ * @convq: Pending conversions per (held, target) pair, ordered by seq.
+ * @granted_count: Granted requests per mode; while @partitioned, those in
+ *	the partitions are not counted here.
  * @wait_count: Waiting requests per mode, conversions by target mode.
+ * @conv_count: Pending conversions per target mode.
  * @granted_mask: Bit m set when @granted_count[m] is non-zero.
  * @wait_mask: Bit m set when @wait_count[m] is non-zero.
+ * @conv_mask: Bit m set when @conv_count[m] is non-zero.
  * @compat_first: Granted requests that carry HL_RF_COMPAT_FIRST.
- * @converting: Requests in state HL_CONVERTING.
- * @refs: Requests on this head, child heads, and in-flight operations.
+ * @front_seq: Sequence number of the last HLOCK_F_FRONT arrival (falls).
+ * @back_seq: Sequence number of the last other arrival (rises).
  * @parent: The resource one level up; NULL for the root.
  * @level: Depth below the root (0 for the root).
+ * @has_parts: The glue gave this head partitions.
+ * @partitioned: New IS and IX requests are granted in the partitions.
+ * @dead: Unlinked by the glue; whoever finds it looks the path up again.
  *
- * Every field is protected by the caller's lock.
+ * Every field is protected by the head lock; @partitioned is also read
+ * under a partition lock alone (see depart()).
  */
 struct hl_head {
-	struct list_head granted;
-	struct list_head queue;
+	struct list_head granted[HLOCK_NR_MODES];
+	struct list_head queue[HLOCK_NR_MODES];
+	struct list_head convq[HL_NR_CONV];
 	unsigned int granted_count[HLOCK_NR_MODES];
 	unsigned int wait_count[HLOCK_NR_MODES];
+	unsigned int conv_count[HLOCK_NR_MODES];
 	unsigned int granted_mask;
 	unsigned int wait_mask;
+	unsigned int conv_mask;
 	unsigned int compat_first;
-	unsigned int converting;
-	unsigned int refs;
+	s64 front_seq;
+	s64 back_seq;
 	struct hl_head *parent;
 	unsigned int level;
+	bool has_parts;
+	bool partitioned;
+	bool dead;
 };
 
 struct hl_locker;
 
 /**
  * struct hl_req - What one locker holds or waits for on one resource.
- * @node: Entry in @head's granted list or queue.
+ * @node: Entry in @head's granted[] or queue[] list, or in @part.
+ * @conv_node: Entry in @head's convq[] while converting.
  * @locker_node: Entry in the locker's @reqs once granted.
  * @index_node: Entry in the locker's @index once granted.
  * @head: The resource.
  * @locker: The owner.
+ * @up: The locker's request on @head's parent (NULL on the root); it
+ *	outlives this one, as intents are released deepest first.
+ * @part: The partition it is granted in, or NULL when on @head.
+ * @seq: Position in the queue or among the conversions.
+ * @since: hl_clock() when it was granted (the first time).
+ * @own: Acquisitions made on this resource itself.
+ * @child: Acquisitions made below this resource, each holding an intent
+ *	here.
+ * @pin: Set while the locker's operation in flight runs through this
+ *	resource: the request stays even with no acquisition left.
+ * @ix_below: The locker's requests below this resource whose mode needs
+ *	IX here (IX, SIX or X): what a downgrade must leave.
  * @mode: Granted mode; for a waiting request, the requested mode.  While
  *	converting, still the mode held.
  * @convert: Target mode of a pending conversion, else HLOCK_NL.
  * @state: enum hl_req_state.
  * @flags: HL_RF_*.
  * @convert_flags: HL_RF_* a pending conversion adds once granted.
- * @own: Acquisitions made on this resource itself.
- * @child: Acquisitions made below this resource, each holding an intent
- *	here.
- * @pin: Set while the locker's operation in flight runs through this
- *	resource: the request stays even with no acquisition left.
- * @since: hl_clock() when it was granted (the first time).
+ *
+ * @node, @conv_node, @part, @seq, @mode, @convert, @state, @flags and
+ * @convert_flags are protected by the head lock (and @node in a partition
+ * by its lock).  The locker reads @mode and @state without the head lock
+ * only while no conversion of the request is pending: nobody else changes
+ * them then.  The other fields are protected by the locker lock.
  */
 struct hl_req {
 	struct list_head node;
+	struct list_head conv_node;
 	struct list_head locker_node;
 	struct hlist_node index_node;
 	struct hl_head *head;
 	struct hl_locker *locker;
+	struct hl_req *up;
+	struct hl_part *part;
+	s64 seq;
+	u64 since;
+	unsigned int own;
+	unsigned int child;
+	unsigned int pin;
+	unsigned int ix_below;
 	unsigned char mode;
 	unsigned char convert;
 	unsigned char state;
 	unsigned char flags;
 	unsigned char convert_flags;
-	unsigned int own;
-	unsigned int child;
-	unsigned int pin;
-	u64 since;
 };
 
 /* States of the operation slot. */
 enum hl_op_state {
 	HL_OP_IDLE,		/* empty */
-	HL_OP_SETUP,		/* claimed, being prepared by the caller */
+	HL_OP_SETUP,		/* claimed by hl_op_claim(), not started */
 	HL_OP_WAITING,		/* queued at heads[level] */
 	HL_OP_GRANTED,		/* every level granted, not yet collected */
+	HL_OP_FAILED,		/* undone after @error, not yet collected */
 };
 
 /* What an operation did at one level, so that it can be undone. */
@@ -141,15 +218,14 @@ enum hl_op_step {
  * @level: The level being acquired; @nr once all are granted.
  * @mode: Mode requested on the last level.
  * @flags: HLOCK_F_* of the request.
- * @heads: Resources of the path, root first; each holds a reference.
- * @reqs: The locker's request at each level: pinned at the start where
- *	it held one, else the new one once the level is reached.
+ * @error: Why a continuation failed (HL_OP_FAILED).
+ * @queued: The request at @level waits in its head (not yet accounted).
+ * @pinned: Bit l set when @reqs[l] was pinned on the way (it existed).
+ * @heads: Resources of the path, root first, as far as it got.
+ * @reqs: The locker's request at each level it got to.
  * @step: enum hl_op_step per level.
  * @prev: Mode held before a conversion, per level.
  * @prev_flags: Flags of the request before a conversion, per level.
- * @spare: Requests allocated by the caller for levels not yet held.
- * @nr_spare: Entries in @spare.
- * @pinned: hl_op_start() pinned the requests in @reqs.
  * @now: hl_clock() when the operation started or last moved on.
  */
 struct hl_op {
@@ -158,14 +234,14 @@ struct hl_op {
 	unsigned int level;
 	unsigned int mode;
 	unsigned int flags;
+	int error;
+	bool queued;
+	unsigned int pinned;
 	struct hl_head *heads[HL_MAX_LEVELS];
 	struct hl_req *reqs[HL_MAX_LEVELS];
 	unsigned char step[HL_MAX_LEVELS];
 	unsigned char prev[HL_MAX_LEVELS];
 	unsigned char prev_flags[HL_MAX_LEVELS];
-	struct hl_req *spare[HL_MAX_LEVELS];
-	unsigned int nr_spare;
-	bool pinned;
 	u64 now;
 };
 
@@ -181,19 +257,43 @@ struct hl_op {
  *	the locker's request on a resource is O(1), however many it holds.
  * @index_bits: Size of @index.
  * @nr_reqs: Entries in @reqs.
+ * @spare: Free requests, enough for any one path (hl_op_start()).
+ * @nr_spare: Entries in @spare.
+ * @grant_node: Entry in a struct hl_grants while a continuation is due.
+ * @grant_pending: Bit 0 set while @grant_node is on a struct hl_grants.
  * @op: The operation slot.
  * @index_inline: @index until it grows (hl_locker_index_swap()).
+ *
+ * Protected by the locker lock, but for @grant_node and @grant_pending,
+ * which the glue's hl_grant_notify() and its continuation loop own.
  */
 struct hl_locker {
 	struct list_head reqs;
 	struct hlist_head *index;
 	unsigned int index_bits;
 	unsigned int nr_reqs;
+	struct hl_req *spare[HL_MAX_LEVELS];
+	unsigned int nr_spare;
+	struct list_head grant_node;
+	unsigned long grant_pending;
 	struct hl_op op;
 	struct hlist_head index_inline[1 << HL_INDEX_INLINE_BITS];
 };
 
+/**
+ * struct hl_grants - Lockers whose waiting level a grant pass granted.
+ * @lockers: Lockers, through hl_locker.grant_node (hl_grant_notify()).
+ *
+ * Filled under head locks by whoever released, cancelled or downgraded;
+ * emptied by the same caller once it dropped its locks, continuing each
+ * locker's operation under that locker's lock (hl_op_continue()).
+ */
+struct hl_grants {
+	struct list_head lockers;
+};
+
 extern const unsigned int hl_conflict_mask[HLOCK_NR_MODES];
+extern const char *const hl_mode_names[HLOCK_NR_MODES];
 
 /* Bit of mode @m in the masks. */
 static inline unsigned int hl_mode_bit(unsigned int m)
@@ -215,12 +315,19 @@ static inline unsigned int hl_intent(unsigned int m)
 	return (m == HLOCK_IS || m == HLOCK_S) ? HLOCK_IS : HLOCK_IX;
 }
 
+static inline void hl_grants_init(struct hl_grants *g)
+{
+	INIT_LIST_HEAD(&g->lockers);
+}
+
 unsigned int hl_sup(unsigned int a, unsigned int b);
 bool hl_covers(unsigned int held, unsigned int m);
+const char *hl_mode_name(unsigned int mode);
 
 void hl_head_init(struct hl_head *h, struct hl_head *parent);
-void hl_head_get(struct hl_head *h);
-void hl_head_put(struct hl_head *h);
+void hl_head_set_parts(struct hl_head *h);
+bool hl_head_retire(struct hl_head *h);
+void hl_part_init(struct hl_part *p);
 
 void hl_locker_init(struct hl_locker *lk);
 struct hl_req *hl_locker_find(struct hl_locker *lk, struct hl_head *h);
@@ -228,38 +335,99 @@ unsigned int hl_locker_index_wanted(const struct hl_locker *lk);
 struct hlist_head *hl_locker_index_swap(struct hl_locker *lk,
 					struct hlist_head *index,
 					unsigned int bits);
-unsigned int hl_op_reqs_needed(struct hl_locker *lk);
-int hl_op_start(struct hl_locker *lk, unsigned int mode, unsigned int flags);
-void hl_op_cancel(struct hl_locker *lk);
-void hl_op_finish(struct hl_locker *lk);
-bool hl_op_busy(struct hl_locker *lk, struct hl_head *h);
-int hl_unlock(struct hl_locker *lk, struct hl_head *h);
-int hl_downgrade(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
+unsigned int hl_locker_spares_needed(const struct hl_locker *lk);
+void hl_locker_add_spare(struct hl_locker *lk, struct hl_req *req);
+bool hl_locker_release_some(struct hl_locker *lk, struct hl_grants *g,
+			    unsigned int budget);
+void hl_locker_drop_spares(struct hl_locker *lk);
+
+int hl_op_claim(struct hl_locker *lk, unsigned int nr, unsigned int mode,
+		unsigned int flags);
+int hl_op_start(struct hl_locker *lk, struct hl_grants *g);
+int hl_op_continue(struct hl_locker *lk, struct hl_grants *g);
+void hl_op_cancel(struct hl_locker *lk, struct hl_grants *g);
+void hl_op_finish(struct hl_locker *lk, struct hl_grants *g);
+int hl_unlock(struct hl_locker *lk, struct hl_head *h, struct hl_grants *g);
+int hl_downgrade(struct hl_locker *lk, struct hl_head *h, unsigned int mode,
+		 struct hl_grants *g);
 unsigned int hl_held(struct hl_locker *lk, struct hl_head *h);
-void hl_locker_release_all(struct hl_locker *lk);
+
+/**
+ * struct hl_blockers - Who blocks a request, for the lock table and logs.
+ * @nr: Conflicting holders, plus the conflicting waiters ahead that were
+ *	looked at (at most @max of those).
+ * @max: How many to name.
+ * @named: How many are in @reqs.
+ * @reqs: The first ones: holders, then waiters ahead.
+ */
+struct hl_blockers {
+	unsigned int nr;
+	unsigned int max;
+	unsigned int named;
+	const struct hl_req *reqs[HLOCK_MAX_BLOCKERS];
+};
+
+void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
+		      struct hl_blockers *b);
 
 /* Hooks the caller implements. */
 
 /* The grant policy in force: HLOCK_POLICY_BATCH or HLOCK_POLICY_FIFO. */
 unsigned int hl_grant_policy(void);
-/* @lk's operation was granted while it waited. */
-void hl_op_granted(struct hl_locker *lk);
-/* @h lost its last reference: unlink it, put its parent, free it. */
-void hl_head_unused(struct hl_head *h);
-/* Free a request that hl_op_start() took from the spares. */
-void hl_req_free(struct hl_req *req);
 /* A monotonic clock in ns. */
 u64 hl_clock(void);
+/* Free a request the locker does not keep as a spare. */
+void hl_req_free(struct hl_req *req);
+
+void hl_head_lock(struct hl_head *h) __acquires(h);
+void hl_head_unlock(struct hl_head *h) __releases(h);
+/* Lock the partition of the CPU the caller runs on. */
+struct hl_part *hl_part_lock_local(struct hl_head *h) __acquires(h);
+/* Lock partition @p of @h (which has partitions). */
+void hl_part_lock(struct hl_head *h, struct hl_part *p) __acquires(p);
+void hl_part_unlock(struct hl_head *h, struct hl_part *p) __releases(p);
+/* The partition after @p (NULL: the first), or NULL after the last. */
+struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p);
+
+/*
+ * Resources are looked up under hl_rcu_lock(): a head found there stays
+ * valid until hl_rcu_unlock(), and once a request is on it, as long as
+ * that request.  Nothing may sleep in between.
+ */
+void hl_rcu_lock(void);
+void hl_rcu_unlock(void);
+/*
+ * The head of level @level of @lk's operation, below op.heads[level - 1],
+ * or NULL when it does not exist.  Context: hl_rcu_lock() and the locker
+ * lock held.
+ */
+struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level);
+/*
+ * Create the head of level @level, unless another caller just did or a
+ * dead one is still on its way out.  Return: 0 (look it up again) or
+ * -ENOMEM.  Context: the locker lock held; may sleep.
+ */
+int hl_head_create(struct hl_locker *lk, unsigned int level);
+
+/*
+ * @lk's waiting level was granted under a head lock: add it to @g, once,
+ * for the caller to continue.  Context: a head lock held.
+ */
+void hl_grant_notify(struct hl_locker *lk, struct hl_grants *g);
+/* @lk's operation reached HL_OP_GRANTED or HL_OP_FAILED while waiting. */
+void hl_op_done(struct hl_locker *lk);
 
 /*
  * Events of an operation, for statistics and tracing; @level is the level
- * of lk->op concerned and @mode the mode asked for there.
+ * of lk->op concerned and @mode the mode asked for there.  Context: the
+ * locker lock held.
  */
 /* The level is asked for (counted even if it never is granted). */
 void hl_note_acquire(struct hl_locker *lk, unsigned int level,
 		     unsigned int mode);
-/* The level has to wait. */
-void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode);
+/* The level has to wait; @req is the waiting request (head lock held). */
+void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
+		  const struct hl_req *req);
 /* The level was granted, at once or (@waited) after hl_note_wait(). */
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
 		     unsigned int mode, bool waited);

@@ -14,12 +14,33 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
+#include "hlock_internal.h"
+
 #define hlock_show_mode(m)						\
 	__print_symbolic(m, { 0, "NL" }, { 1, "IS" }, { 2, "IX" },	\
 			 { 3, "S" }, { 4, "SIX" }, { 5, "X" })
 
-/* One event about one resource: who, which path, which mode. */
+/* One event about one resource: who, which resource, which mode. */
 DECLARE_EVENT_CLASS(hlock_res_class,
+	TP_PROTO(int pid, const struct hl_head *h, unsigned int mode),
+	TP_ARGS(pid, h, mode),
+	TP_STRUCT__entry(
+		__field(int, pid)
+		__field(unsigned int, mode)
+		__dynamic_array(char, path, hl_path_len(h) + 1)
+	),
+	TP_fast_assign(
+		__entry->pid = pid;
+		__entry->mode = mode;
+		hl_path_fill(h, __get_dynamic_array(path),
+			     __get_dynamic_array_len(path) - 1);
+	),
+	TP_printk("pid=%d path=\"%s\" mode=%s", __entry->pid,
+		  __get_str(path), hlock_show_mode(__entry->mode))
+);
+
+/* One event about a path a lock call names. */
+DECLARE_EVENT_CLASS(hlock_path_class,
 	TP_PROTO(int pid, const char *path, unsigned int mode),
 	TP_ARGS(pid, path, mode),
 	TP_STRUCT__entry(
@@ -63,26 +84,26 @@ TRACE_EVENT(hlock_request,
 
 /* One level of a lock call has to wait. */
 DEFINE_EVENT(hlock_res_class, hlock_wait,
-	TP_PROTO(int pid, const char *path, unsigned int mode),
-	TP_ARGS(pid, path, mode));
+	TP_PROTO(int pid, const struct hl_head *h, unsigned int mode),
+	TP_ARGS(pid, h, mode));
 
 /* One level of a lock call was granted, at once or after waiting. */
 DEFINE_EVENT(hlock_res_class, hlock_grant,
-	TP_PROTO(int pid, const char *path, unsigned int mode),
-	TP_ARGS(pid, path, mode));
+	TP_PROTO(int pid, const struct hl_head *h, unsigned int mode),
+	TP_ARGS(pid, h, mode));
 
 /* A held request asks to convert to a stronger mode (granted or not). */
 DEFINE_EVENT(hlock_res_class, hlock_convert,
-	TP_PROTO(int pid, const char *path, unsigned int mode),
-	TP_ARGS(pid, path, mode));
+	TP_PROTO(int pid, const struct hl_head *h, unsigned int mode),
+	TP_ARGS(pid, h, mode));
 
 /* A request is released (its last acquisition, or its locker closed). */
 DEFINE_EVENT(hlock_res_class, hlock_release,
-	TP_PROTO(int pid, const char *path, unsigned int mode),
-	TP_ARGS(pid, path, mode));
+	TP_PROTO(int pid, const struct hl_head *h, unsigned int mode),
+	TP_ARGS(pid, h, mode));
 
 /* A lock call gave up: timeout, or a try that would have waited. */
-DEFINE_EVENT(hlock_res_class, hlock_timeout,
+DEFINE_EVENT(hlock_path_class, hlock_timeout,
 	TP_PROTO(int pid, const char *path, unsigned int mode),
 	TP_ARGS(pid, path, mode));
 

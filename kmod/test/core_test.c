@@ -14,23 +14,11 @@
 
 #define MAX_HEADS	512
 #define MAX_LOCKERS	16
+/* Partitions of every head in this build (the kernel has one per CPU). */
+#define NR_PARTS	3
 
 static unsigned int policy = HLOCK_POLICY_BATCH;
 static int failures, checks;
-
-static struct {
-	char path[64];
-	struct hl_head *h;
-} heads[MAX_HEADS];
-
-struct tlocker {
-	struct hl_locker lk;
-	int notified;
-	char target[64];
-	int used;
-};
-
-static struct tlocker lockers[MAX_LOCKERS];
 
 #define CHECK(cond, ...)						\
 	do {								\
@@ -44,30 +32,88 @@ static struct tlocker lockers[MAX_LOCKERS];
 		}							\
 	} while (0)
 
+/* A head with its partitions and the state of its (pretend) locks. */
+struct thead {
+	struct hl_head h;
+	struct hl_part parts[NR_PARTS];
+	int locked;
+	int part_locked[NR_PARTS];
+	char path[64];
+};
+
+static struct thead *heads[MAX_HEADS];
+/* Head locks held, and partition locks held: never more than one each. */
+static int head_locks, part_locks, rcu_depth;
+/* The partition the next fast path "runs on". */
+static unsigned int cpu;
+
+struct tlocker {
+	struct hl_locker lk;
+	int notified;
+	char target[64];
+	int used;
+};
+
+static struct tlocker lockers[MAX_LOCKERS];
+
+static struct thead *thead_of(struct hl_head *h)
+{
+	return container_of(h, struct thead, h);
+}
+
 unsigned int hl_grant_policy(void)
 {
 	return policy;
 }
 
-void hl_op_granted(struct hl_locker *lk)
+void hl_head_lock(struct hl_head *h)
 {
-	container_of(lk, struct tlocker, lk)->notified++;
+	CHECK(!head_locks && !part_locks, "head lock nested");
+	CHECK(!thead_of(h)->locked, "head locked twice");
+	thead_of(h)->locked = 1;
+	head_locks++;
 }
 
-void hl_head_unused(struct hl_head *h)
+void hl_head_unlock(struct hl_head *h)
 {
-	int i;
+	CHECK(thead_of(h)->locked && !part_locks, "head unlock");
+	thead_of(h)->locked = 0;
+	head_locks--;
+}
 
-	for (i = 0; i < MAX_HEADS; i++) {
-		if (heads[i].h == h) {
-			heads[i].h = NULL;
-			if (h->parent)
-				hl_head_put(h->parent);
-			free(h);
-			return;
-		}
-	}
-	CHECK(0, "unknown head");
+static unsigned int part_index(struct hl_head *h, struct hl_part *p)
+{
+	return (unsigned int)(p - thead_of(h)->parts);
+}
+
+void hl_part_lock(struct hl_head *h, struct hl_part *p)
+{
+	CHECK(h->has_parts && !part_locks, "partition lock");
+	thead_of(h)->part_locked[part_index(h, p)] = 1;
+	part_locks++;
+}
+
+void hl_part_unlock(struct hl_head *h, struct hl_part *p)
+{
+	CHECK(thead_of(h)->part_locked[part_index(h, p)], "partition unlock");
+	thead_of(h)->part_locked[part_index(h, p)] = 0;
+	part_locks--;
+}
+
+struct hl_part *hl_part_lock_local(struct hl_head *h)
+{
+	struct hl_part *p = &thead_of(h)->parts[cpu++ % NR_PARTS];
+
+	CHECK(!head_locks, "fast path under a head lock");
+	hl_part_lock(h, p);
+	return p;
+}
+
+struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p)
+{
+	unsigned int i = p ? part_index(h, p) + 1 : 0;
+
+	return i < NR_PARTS ? &thead_of(h)->parts[i] : NULL;
 }
 
 void hl_req_free(struct hl_req *req)
@@ -80,6 +126,20 @@ static u64 clock_ns;
 u64 hl_clock(void)
 {
 	return ++clock_ns;
+}
+
+void hl_grant_notify(struct hl_locker *lk, struct hl_grants *g)
+{
+	CHECK(head_locks == 1, "grant outside a head lock");
+	if (lk->grant_pending)
+		return;
+	lk->grant_pending = 1;
+	list_add_tail(&lk->grant_node, &g->lockers);
+}
+
+void hl_op_done(struct hl_locker *lk)
+{
+	container_of(lk, struct tlocker, lk)->notified++;
 }
 
 /* Per-locker event counts, checked against the operations' outcomes. */
@@ -95,9 +155,16 @@ void hl_note_acquire(struct hl_locker *lk, unsigned int level,
 	note_acquire++;
 }
 
-void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode)
+void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
+		  const struct hl_req *req)
 {
+	struct hl_blockers b = { .max = HLOCK_MAX_BLOCKERS };
+
 	CHECK(lk->op.level == level && mode, "wait at %u", level);
+	CHECK(head_locks == 1, "wait noted outside the head lock");
+	hl_head_blockers(req->head, req, &b);
+	CHECK(b.nr > 0 || req->state != HL_CONVERTING,
+	      "a conversion waits with no blocker");
 	note_wait++;
 }
 
@@ -134,23 +201,22 @@ static struct hl_head *find_head(const char *path)
 	int i;
 
 	for (i = 0; i < MAX_HEADS; i++)
-		if (heads[i].h && !strcmp(heads[i].path, path))
-			return heads[i].h;
+		if (heads[i] && !strcmp(heads[i]->path, path))
+			return &heads[i]->h;
 	return NULL;
 }
 
-/* Look up (and create) the head of @path with a reference for the caller. */
+/* Look up (and create) the head of @path. */
 static struct hl_head *get_head(const char *path)
 {
 	struct hl_head *h = find_head(path), *parent = NULL;
+	struct thead *t;
 	char up[64];
 	char *slash;
 	int i;
 
-	if (h) {
-		hl_head_get(h);
+	if (h)
 		return h;
-	}
 	if (*path) {
 		snprintf(up, sizeof(up), "%s", path);
 		slash = strrchr(up, '/');
@@ -159,60 +225,137 @@ static struct hl_head *get_head(const char *path)
 		else
 			up[0] = 0;
 		parent = get_head(up);
+		/* A parent gets partitions with its first child. */
+		if (!parent->has_parts) {
+			for (i = 0; i < NR_PARTS; i++)
+				hl_part_init(&thead_of(parent)->parts[i]);
+			hl_head_lock(parent);
+			hl_head_set_parts(parent);
+			hl_head_unlock(parent);
+		}
 	}
-	for (i = 0; i < MAX_HEADS && heads[i].h; i++)
+	for (i = 0; i < MAX_HEADS && heads[i]; i++)
 		;
 	if (i == MAX_HEADS) {
 		fprintf(stderr, "out of heads\n");
 		exit(2);
 	}
-	h = malloc(sizeof(*h));
-	hl_head_init(h, parent);
-	snprintf(heads[i].path, sizeof(heads[i].path), "%s", path);
-	heads[i].h = h;
+	t = calloc(1, sizeof(*t));
+	hl_head_init(&t->h, parent);
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	heads[i] = t;
+	return &t->h;
+}
+
+/* The prefix of @path with @level components. */
+static void prefix(char *buf, size_t size, const char *path,
+		   unsigned int level)
+{
+	const char *p = path;
+
+	while (level && *p) {
+		p = strchr(p, '/');
+		p = p ? p + 1 : path + strlen(path) + 1;
+		level--;
+	}
+	snprintf(buf, size, "%.*s", level || p == path ? 0 :
+		 (int)(p - path - 1), path);
+}
+
+void hl_rcu_lock(void)
+{
+	CHECK(!head_locks && !part_locks && !rcu_depth, "RCU nested");
+	rcu_depth++;
+}
+
+void hl_rcu_unlock(void)
+{
+	CHECK(rcu_depth == 1 && !head_locks && !part_locks, "RCU unlock");
+	rcu_depth--;
+}
+
+struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
+{
+	struct tlocker *t = container_of(lk, struct tlocker, lk);
+	struct hl_head *h;
+	char buf[64];
+
+	CHECK(rcu_depth == 1, "lookup outside RCU");
+	prefix(buf, sizeof(buf), t->target, level);
+	h = find_head(buf);
+	CHECK(!h || !level || h->parent == lk->op.heads[level - 1],
+	      "level %u of %s", level, t->target);
 	return h;
+}
+
+int hl_head_create(struct hl_locker *lk, unsigned int level)
+{
+	struct tlocker *t = container_of(lk, struct tlocker, lk);
+	char buf[64];
+
+	CHECK(!rcu_depth && !head_locks && !part_locks, "create under a lock");
+	prefix(buf, sizeof(buf), t->target, level);
+	get_head(buf);
+	return 0;
+}
+
+/* Continue every locker a grant pass granted, as the glue does. */
+static void run_grants(struct hl_grants *g)
+{
+	while (!list_empty(&g->lockers)) {
+		struct hl_locker *lk = list_first_entry(&g->lockers,
+							struct hl_locker,
+							grant_node);
+
+		list_del(&lk->grant_node);
+		INIT_LIST_HEAD(&lk->grant_node);
+		lk->grant_pending = 0;
+		hl_op_continue(lk, g);
+	}
+	CHECK(!head_locks && !part_locks && !rcu_depth, "locks left");
+}
+
+static struct tlocker *locker(int who)
+{
+	struct tlocker *t = &lockers[who];
+
+	if (!t->used) {
+		hl_locker_init(&t->lk);
+		t->used = 1;
+	}
+	return t;
 }
 
 /* The glue's lock: returns 0, -EINPROGRESS, -EBUSY. */
 static int lock(int who, const char *path, unsigned int mode,
 		unsigned int flags)
 {
-	struct tlocker *t = &lockers[who];
-	struct hl_op *op = &t->lk.op;
-	char buf[64];
+	struct tlocker *t = locker(who);
+	struct hl_grants g;
+	unsigned int n, nr = 1;
 	const char *p;
-	unsigned int n;
 	int ret;
 
-	if (!t->used) {
-		hl_locker_init(&t->lk);
-		t->used = 1;
-	}
-	if (op->state != HL_OP_IDLE)
-		return -EBUSY;
+	hl_grants_init(&g);
+	for (p = path; *p; p++)
+		nr += *p == '/';
+	nr += *path != 0;
+	ret = hl_op_claim(&t->lk, nr, mode, flags);
+	if (ret)
+		return ret;
 	/* Grow the index as the glue does, before the operation. */
 	n = hl_locker_index_wanted(&t->lk);
 	if (n)
 		free(hl_locker_index_swap(&t->lk,
 					  malloc(sizeof(struct hlist_head) << n),
 					  n));
-	op->state = HL_OP_SETUP;
-	op->nr = 0;
-	op->heads[op->nr++] = get_head("");
-	for (p = path; *p; ) {
-		const char *e = strchr(p, '/');
-
-		n = e ? (unsigned int)(e - path) : strlen(path);
-		snprintf(buf, sizeof(buf), "%.*s", (int)n, path);
-		op->heads[op->nr++] = get_head(buf);
-		p = e ? e + 1 : p + strlen(p);
-	}
-	for (n = hl_op_reqs_needed(&t->lk); n; n--)
-		op->spare[op->nr_spare++] = calloc(1, sizeof(struct hl_req));
+	for (n = hl_locker_spares_needed(&t->lk); n; n--)
+		hl_locker_add_spare(&t->lk, calloc(1, sizeof(struct hl_req)));
 	snprintf(t->target, sizeof(t->target), "%s", path);
-	ret = hl_op_start(&t->lk, mode, flags);
-	if (ret == 0)
-		hl_op_finish(&t->lk);
+	ret = hl_op_start(&t->lk, &g);
+	if (ret != -EINPROGRESS)
+		hl_op_finish(&t->lk, &g);
+	run_grants(&g);
 	return ret;
 }
 
@@ -220,134 +363,211 @@ static int lock(int who, const char *path, unsigned int mode,
 static int collect(int who)
 {
 	struct hl_locker *lk = &lockers[who].lk;
+	struct hl_grants g;
+	int ret;
 
-	if (lk->op.state == HL_OP_WAITING)
-		return -EAGAIN;
-	if (lk->op.state != HL_OP_GRANTED)
+	hl_grants_init(&g);
+	if (!lockers[who].used || lk->op.state == HL_OP_IDLE)
 		return -ENOENT;
-	hl_op_finish(lk);
-	return 0;
+	ret = hl_op_continue(lk, &g);
+	if (ret == -EINPROGRESS)
+		return -EAGAIN;
+	hl_op_finish(lk, &g);
+	run_grants(&g);
+	return ret;
 }
 
 static void cancel(int who)
 {
 	struct hl_locker *lk = &lockers[who].lk;
+	struct hl_grants g;
 
+	hl_grants_init(&g);
 	if (lk->op.state != HL_OP_WAITING && lk->op.state != HL_OP_GRANTED) {
 		CHECK(0, "no operation in flight to withdraw");
 		return;
 	}
-	hl_op_cancel(lk);
-	hl_op_finish(lk);
+	hl_op_cancel(lk, &g);
+	hl_op_finish(lk, &g);
+	run_grants(&g);
+}
+
+/* Whether @path is @target or one of its ancestors. */
+static bool on_path(const char *path, const char *target)
+{
+	size_t n = strlen(path);
+
+	return !strcmp(path, target) || !n ||
+	       (!strncmp(path, target, n) && target[n] == '/');
 }
 
 static int unlock(int who, const char *path)
 {
-	struct tlocker *t = &lockers[who];
+	struct tlocker *t = locker(who);
 	struct hl_head *h = find_head(path);
+	struct hl_grants g;
 	struct hl_req *req;
+	int ret;
 
-	if (!h)
-		return -ENOENT;
-	if (hl_op_busy(&t->lk, h)) {
+	hl_grants_init(&g);
+	/* As the glue: by the path, as its last levels may not exist yet. */
+	if (t->lk.op.state != HL_OP_IDLE && on_path(path, t->target)) {
 		if (strcmp(t->target, path))
 			return -EBUSY;
 		cancel(who);
-		req = hl_locker_find(&t->lk, h);
+		req = h ? hl_locker_find(&t->lk, h) : NULL;
 		return req ? (int)req->own : 0;
 	}
-	return hl_unlock(&t->lk, h);
+	if (!h)
+		return -ENOENT;
+	ret = hl_unlock(&t->lk, h, &g);
+	run_grants(&g);
+	return ret;
 }
 
 static unsigned int held(int who, const char *path)
 {
 	struct hl_head *h = find_head(path);
 
-	return h ? hl_held(&lockers[who].lk, h) : HLOCK_NL;
+	return h ? hl_held(&locker(who)->lk, h) : HLOCK_NL;
 }
 
 static int downgrade(int who, const char *path, unsigned int mode)
 {
+	struct tlocker *t = locker(who);
 	struct hl_head *h = find_head(path);
+	struct hl_grants g;
+	int ret;
 
+	hl_grants_init(&g);
+	if (t->lk.op.state != HL_OP_IDLE && on_path(path, t->target))
+		return -EBUSY;
 	if (!h)
 		return -ENOENT;
-	if (hl_op_busy(&lockers[who].lk, h))
-		return -EBUSY;
-	return hl_downgrade(&lockers[who].lk, h, mode);
+	ret = hl_downgrade(&t->lk, h, mode, &g);
+	run_grants(&g);
+	return ret;
 }
 
 static void release_all(int who)
 {
-	if (lockers[who].used)
-		hl_locker_release_all(&lockers[who].lk);
+	struct hl_locker *lk = &lockers[who].lk;
+	struct hl_grants g;
+
+	if (!lockers[who].used)
+		return;
+	hl_grants_init(&g);
+	if (lk->op.state == HL_OP_WAITING || lk->op.state == HL_OP_GRANTED)
+		hl_op_cancel(lk, &g);
+	if (lk->op.state != HL_OP_IDLE)
+		hl_op_finish(lk, &g);
+	while (!hl_locker_release_some(lk, &g, 3))
+		run_grants(&g);
+	run_grants(&g);
 }
 
-/* Consistency of every head, request and locker. */
+/* Consistency of every head, partition, request and locker. */
 static void check_invariants(void)
 {
 	int i, w;
 
 	for (i = 0; i < MAX_HEADS; i++) {
-		struct hl_head *h = heads[i].h;
+		struct thead *t = heads[i];
+		struct hl_head *h;
 		unsigned int gc[HLOCK_NR_MODES] = {0}, wc[HLOCK_NR_MODES] = {0};
-		unsigned int gm = 0, wm = 0, cf = 0, conv = 0, nreq = 0;
-		unsigned int kids = 0, pins = 0, m;
+		unsigned int pc[HLOCK_NR_MODES] = {0}, cc[HLOCK_NR_MODES] = {0};
+		unsigned int gm = 0, wm = 0, cm = 0, cf = 0, m, q;
 		struct hl_req *a, *b;
+		s64 last;
 
-		if (!h)
+		if (!t)
 			continue;
-		list_for_each_entry(a, &h->granted, node) {
-			CHECK(a->state != HL_WAITING, "%s", heads[i].path);
-			gc[a->mode]++;
-			if (a->state == HL_CONVERTING) {
-				wc[a->convert]++;
-				conv++;
+		h = &t->h;
+		CHECK(!t->locked, "%s locked", t->path);
+		for (m = 0; m < HLOCK_NR_MODES; m++) {
+			list_for_each_entry(a, &h->granted[m], node) {
+				CHECK(a->state != HL_WAITING && a->mode == m &&
+				      !a->part && a->head == h, "%s", t->path);
+				gc[m]++;
+				if (a->flags & HL_RF_COMPAT_FIRST)
+					cf++;
 			}
-			if (a->flags & HL_RF_COMPAT_FIRST)
-				cf++;
-			nreq++;
-			list_for_each_entry(b, &h->granted, node)
-				if (a != b)
-					CHECK(!hl_conflicts(a->mode, 1U << b->mode),
-					      "%s: %u vs %u", heads[i].path,
-					      a->mode, b->mode);
+			last = INT64_MIN;
+			list_for_each_entry(a, &h->queue[m], node) {
+				CHECK(a->state == HL_WAITING && a->mode == m,
+				      "%s queue", t->path);
+				CHECK(a->seq > last, "%s queue order", t->path);
+				last = a->seq;
+				wc[m]++;
+			}
 		}
-		list_for_each_entry(a, &h->queue, node) {
-			CHECK(a->state == HL_WAITING, "%s", heads[i].path);
-			wc[a->mode]++;
-			nreq++;
+		for (q = 0; q < HL_NR_CONV; q++) {
+			last = INT64_MIN;
+			list_for_each_entry(a, &h->convq[q], conv_node) {
+				CHECK(a->state == HL_CONVERTING, "%s conv",
+				      t->path);
+				CHECK(a->seq > last, "%s conv order", t->path);
+				last = a->seq;
+				wc[a->convert]++;
+				cc[a->convert]++;
+			}
+		}
+		if (h->has_parts) {
+			for (q = 0; q < NR_PARTS; q++) {
+				struct hl_part *p = &t->parts[q];
+
+				CHECK(!t->part_locked[q], "partition locked");
+				for (m = 0; m < HL_NR_PART_MODES; m++) {
+					unsigned int n = 0;
+
+					list_for_each_entry(a, &p->granted[m],
+							    node) {
+						CHECK(a->part == p &&
+						      a->mode == HLOCK_IS + m &&
+						      a->state == HL_GRANTED,
+						      "%s partition", t->path);
+						n++;
+					}
+					CHECK(n == p->count[m], "%s part count",
+					      t->path);
+					pc[HLOCK_IS + m] += n;
+				}
+			}
+		}
+		if (h->partitioned) {
+			CHECK(!(gc[HLOCK_S] + gc[HLOCK_SIX] + gc[HLOCK_X]) &&
+			      !h->wait_mask, "%s partitioned while strong",
+			      t->path);
+		} else {
+			for (m = 0; m < HLOCK_NR_MODES; m++)
+				gc[m] += pc[m];
 		}
 		for (m = 0; m < HLOCK_NR_MODES; m++) {
 			CHECK(gc[m] == h->granted_count[m], "%s granted %u",
-			      heads[i].path, m);
+			      t->path, m);
 			CHECK(wc[m] == h->wait_count[m], "%s wait %u",
-			      heads[i].path, m);
+			      t->path, m);
+			CHECK(cc[m] == h->conv_count[m], "%s conv %u",
+			      t->path, m);
 			if (gc[m])
 				gm |= 1U << m;
 			if (wc[m])
 				wm |= 1U << m;
+			if (cc[m])
+				cm |= 1U << m;
 		}
-		CHECK(gm == h->granted_mask && wm == h->wait_mask, "%s masks",
-		      heads[i].path);
-		CHECK(cf == h->compat_first, "%s compat_first", heads[i].path);
-		CHECK(conv == h->converting, "%s converting", heads[i].path);
-		for (w = 0; w < MAX_HEADS; w++)
-			if (heads[w].h && heads[w].h->parent == h)
-				kids++;
-		for (w = 0; w < MAX_LOCKERS; w++) {
-			struct hl_op *op = &lockers[w].lk.op;
-			unsigned int l;
-
-			if (!lockers[w].used || op->state == HL_OP_IDLE)
-				continue;
-			for (l = 0; l < op->nr; l++)
-				if (op->heads[l] == h)
-					pins++;
-		}
-		CHECK(h->refs == nreq + kids + pins,
-		      "%s refs %u != %u+%u+%u", heads[i].path, h->refs, nreq,
-		      kids, pins);
+		CHECK(gm == h->granted_mask && wm == h->wait_mask &&
+		      cm == h->conv_mask, "%s masks", t->path);
+		CHECK(cf == h->compat_first, "%s compat_first", t->path);
+		/* Never two conflicting modes granted (partitions included). */
+		for (m = 0; m < HLOCK_NR_MODES; m++)
+			for (q = 0; q < HLOCK_NR_MODES; q++)
+				if ((gc[m] + pc[m] * h->partitioned) &&
+				    (gc[q] + pc[q] * h->partitioned) &&
+				    (m != q || gc[m] + pc[m] * h->partitioned > 1))
+					CHECK(!hl_conflicts(m, 1U << q),
+					      "%s: %u vs %u", t->path, m, q);
+		(void)b;
 	}
 	for (w = 0; w < MAX_LOCKERS; w++) {
 		struct hl_req *r, *p;
@@ -358,12 +578,24 @@ static void check_invariants(void)
 			continue;
 		n = 0;
 		list_for_each_entry(r, &lockers[w].lk.reqs, locker_node) {
+			unsigned int ix = 0;
+			struct hl_req *d;
+
 			n++;
 			CHECK(hl_locker_find(&lockers[w].lk, r->head) == r,
 			      "locker %d: request not in the index", w);
 			CHECK(r->own + r->child + r->pin > 0, "empty request");
+			CHECK(!r->up || r->up->head == r->head->parent,
+			      "locker %d: up", w);
+			list_for_each_entry(d, &lockers[w].lk.reqs, locker_node)
+				for (p = d->up; p; p = p->up)
+					if (p == r && hl_intent(d->mode) ==
+					    HLOCK_IX)
+						ix++;
 			if (lockers[w].lk.op.state != HL_OP_IDLE)
 				continue;
+			CHECK(ix == r->ix_below, "locker %d: ix_below %u != %u",
+			      w, r->ix_below, ix);
 			/* Every ancestor holds the intent this mode needs. */
 			for (a = r->head->parent; a; a = a->parent) {
 				p = hl_locker_find(&lockers[w].lk, a);
@@ -382,17 +614,28 @@ static void reset(void)
 
 	for (w = 0; w < MAX_LOCKERS; w++) {
 		release_all(w);
-		if (lockers[w].used &&
-		    lockers[w].lk.index != lockers[w].lk.index_inline)
-			free(lockers[w].lk.index);
+		if (lockers[w].used) {
+			hl_locker_drop_spares(&lockers[w].lk);
+			if (lockers[w].lk.index != lockers[w].lk.index_inline)
+				free(lockers[w].lk.index);
+		}
 		hl_locker_init(&lockers[w].lk);
 		lockers[w].used = 0;
 		lockers[w].notified = 0;
 	}
 	check_invariants();
-	for (w = 0; w < MAX_HEADS; w++)
-		CHECK(!heads[w].h || !*heads[w].path, "leaked head %s",
-		      heads[w].path);
+	/* Every head is idle; free them all, deepest first. */
+	for (w = MAX_HEADS; w-- > 0;) {
+		struct thead *t = heads[w];
+
+		if (!t)
+			continue;
+		hl_head_lock(&t->h);
+		CHECK(hl_head_retire(&t->h), "busy head %s", t->path);
+		hl_head_unlock(&t->h);
+		free(t);
+		heads[w] = NULL;
+	}
 	policy = HLOCK_POLICY_BATCH;
 }
 
@@ -717,6 +960,65 @@ static void test_hierarchy(void)
 	reset();
 }
 
+static unsigned int part_count(const char *path)
+{
+	struct thead *t = thead_of(find_head(path));
+	unsigned int i, n = 0;
+
+	for (i = 0; i < NR_PARTS; i++)
+		n += t->parts[i].count[0] + t->parts[i].count[1];
+	return n;
+}
+
+/* Intents go to partitions until a strong mode needs the whole view. */
+static void test_partitions(void)
+{
+	CHECK(lock(0, "a/x", HLOCK_X, 0) == 0, "a/x X");
+	CHECK(lock(1, "a/y", HLOCK_X, 0) == 0, "a/y X");
+	CHECK(find_head("a")->partitioned && find_head("")->partitioned,
+	      "partitioned");
+	CHECK(part_count("a") == 1 && part_count("") == 1,
+	      "the second locker's intents are in partitions");
+	CHECK(lock(2, "a", HLOCK_S, 0) == -EINPROGRESS, "S waits for the IX");
+	CHECK(!find_head("a")->partitioned, "a strong waiter departitions");
+	CHECK(find_head("a")->granted_count[HLOCK_IX] == 2, "both counted");
+	CHECK(lock(3, "a/z", HLOCK_X, 0) == -EINPROGRESS,
+	      "a new IX queues behind the S");
+	CHECK(unlock(0, "a/x") == 0 && collect(2) == -EAGAIN, "one IX left");
+	CHECK(unlock(1, "a/y") == 0, "the partition's IX released");
+	CHECK(collect(2) == 0 && collect(3) == -EAGAIN, "S, IX after it");
+	CHECK(unlock(2, "a") == 0 && collect(3) == 0, "IX");
+	CHECK(!find_head("a")->partitioned, "not until an intent comes");
+	CHECK(lock(4, "a/w", HLOCK_IS, 0) == 0, "an intent");
+	CHECK(find_head("a")->partitioned, "partitioned again");
+	CHECK(lock(5, "a/v", HLOCK_IS, 0) == 0 && part_count("a") == 1,
+	      "and the next intent is in a partition");
+	CHECK(unlock(3, "a/z") == 0, "released");
+	check_invariants();
+	reset();
+}
+
+/* Blockers are named and counted in bounded time. */
+static void test_blockers(void)
+{
+	struct hl_blockers b = { .max = HLOCK_MAX_BLOCKERS };
+	struct hl_req *req;
+	int i;
+
+	CHECK(lock(0, "b", HLOCK_X, 0) == 0, "X holder");
+	for (i = 1; i <= 12; i++)
+		CHECK(lock(i, "b", HLOCK_S, 0) == -EINPROGRESS, "S %d", i);
+	CHECK(lock(13, "b", HLOCK_X, 0) == -EINPROGRESS, "X waiter");
+	req = lockers[13].lk.op.reqs[1];
+	hl_head_blockers(req->head, req, &b);
+	CHECK(b.nr == 1 + HLOCK_MAX_BLOCKERS && b.named == HLOCK_MAX_BLOCKERS &&
+	      b.reqs[0]->locker == &lockers[0].lk, "X: %u %u", b.nr, b.named);
+	req = lockers[12].lk.op.reqs[1];
+	hl_head_blockers(req->head, req, &b);
+	CHECK(b.nr == 1 && b.named == 1, "S: %u %u", b.nr, b.named);
+	reset();
+}
+
 /* One locker holding hundreds of resources: the index grows, all found. */
 static void test_many_held(void)
 {
@@ -828,6 +1130,8 @@ int main(void)
 	test_downgrade();
 	test_hierarchy();
 	test_many_held();
+	test_partitions();
+	test_blockers();
 	for (seed = 1; seed <= 200; seed++)
 		test_random(seed, 400);
 	/* Every level asked for was granted or withdrawn; every wait ended. */

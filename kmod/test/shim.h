@@ -12,6 +12,17 @@
 #include <linux/types.h>
 
 typedef uint64_t u64;
+typedef int64_t s64;
+
+/* sparse's lock annotations. */
+#define __acquires(x)
+#define __releases(x)
+
+/* One thread here: plain accesses. */
+#define READ_ONCE(x)		(x)
+#define WRITE_ONCE(x, v)	((x) = (v))
+#define smp_store_release(p, v)	(*(p) = (v))
+#define smp_load_acquire(p)	(*(p))
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -24,6 +35,8 @@ struct list_head {
 #define list_entry(ptr, type, member)	container_of(ptr, type, member)
 #define list_first_entry(ptr, type, member) \
 	list_entry((ptr)->next, type, member)
+#define list_last_entry(ptr, type, member) \
+	list_entry((ptr)->prev, type, member)
 #define list_next_entry(pos, member) \
 	list_entry((pos)->member.next, __typeof__(*(pos)), member)
 #define list_for_each_entry(pos, head, member)				\
@@ -68,6 +81,12 @@ static inline void list_del(struct list_head *e)
 	/* Poison, as the kernel does, so a use after delete crashes. */
 	e->next = NULL;
 	e->prev = NULL;
+}
+
+static inline void list_move_tail(struct list_head *e, struct list_head *head)
+{
+	list_del(e);
+	list_add_tail(e, head);
 }
 
 static inline bool list_empty(const struct list_head *l)

@@ -206,13 +206,13 @@ struct hlock_stats_args {
  * @state: HLOCK_STATE_*.
  * @wait_ns: How long it has waited so far (waiting or converting), else 0.
  * @held_ns: How long it has been held (granted or converting), else 0.
- * @nr_blockers: How many processes block it: holders of conflicting modes
- *	and conflicting waiters ahead of it.  Each is counted once while
- *	there are at most HLOCK_MAX_BLOCKERS; past that a process may be
- *	counted more than once.  Processes not visible to the reader count
- *	as one pid 0.
+ * @nr_blockers: How many requests block it: every holder of a mode
+ *	that conflicts with what it asks for, and the conflicting waiters
+ *	ahead of it in the queue, of which at most HLOCK_MAX_BLOCKERS are
+ *	counted.
  * @__pad: Zero.
- * @blockers: Pids of the first blockers (0 when not visible).
+ * @blockers: Pids of the first blockers, holders first, each pid once
+ *	(0 when not visible), then zeros.
  * @comm: Command name of @pid, NUL-terminated; empty when @pid is 0.
  *
  * The path follows the header directly, at offset
@@ -301,8 +301,8 @@ struct hlock_table_args {
  */
 #define HLOCK_IOC_WAIT		_IOW(HLOCK_IOC_MAGIC, 5, struct hlock_wait_args)
 /*
- * HLOCK_IOC_GET_INFO: fill struct hlock_info.  Matched by its exact
- * number: a later, larger struct hlock_info will come with a new command.
+ * HLOCK_IOC_GET_INFO: fill struct hlock_info.  A larger struct (a later
+ * version) gets what this module knows and zeros after it.
  */
 #define HLOCK_IOC_GET_INFO	_IOR(HLOCK_IOC_MAGIC, 6, struct hlock_info)
 

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hlock: what the files of the kernel glue share.
+ *
+ *   hlock_core.c    the grant policy and the protocol (plain C)
+ *   hlock_space.c   resources: the table, head and partition locks,
+ *                   reclaim of unused resources
+ *   hlock_locker.c  lockers: lock, unlock, wait, continuations, close
+ *   hlock_stats.c   statistics, the slow-wait log, tracepoints
+ *   hlock_table.c   the lock table (HLOCK_IOC_TABLE) and debugfs
+ *   hlock_main.c    the device, its ioctls, module parameters, init
+ *
+ * Lock order: hl_file.lock (a mutex, one per locker), then a head lock
+ * (hl_res.lock, a spinlock, never two at once), then a partition lock
+ * (hl_res_part.lock).  RCU protects resources between a lookup and the
+ * request that keeps them.  Nothing that disables preemption is held for
+ * work whose size a user chooses.
+ */
+#ifndef _HLOCK_INTERNAL_H
+#define _HLOCK_INTERNAL_H
+
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/rhashtable.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "hlock_core.h"
+
+/* Blockers the slow-wait log names. */
+#define HL_SLOW_PIDS	4
+/* hl_file.wait_level before the operation waited. */
+#define HL_NO_WAIT	UINT_MAX
+
+/**
+ * struct hl_res_part - One CPU's partition of a resource, with its lock.
+ * @lock: Protects @part.
+ * @cpu: The CPU it belongs to.
+ * @part: The partition (hlock_core).
+ */
+struct hl_res_part {
+	spinlock_t lock;
+	int cpu;
+	struct hl_part part;
+};
+
+/**
+ * struct hl_res - A resource: its lock head and its name.
+ * @head: The lock head (hlock_core), protected by @lock.
+ * @lock: The head lock.
+ * @node: Entry in the resource table.
+ * @parts: Per-CPU partitions, once the resource has had a child.
+ * @children: Child resources in the table.
+ * @rcu: Frees the resource after a grace period.
+ * @len: Length of @name.
+ * @name: The last component of the path, not NUL-terminated.
+ *
+ * A resource stays in the table while it is unused, so that locking the
+ * same paths again finds it (and writes nothing shared); hl_reclaim()
+ * frees those with nothing on them and no children, after marking them
+ * dead under @lock.
+ */
+struct hl_res {
+	struct hl_head head;
+	spinlock_t lock;
+	struct rhash_head node;
+	struct hl_res_part __percpu *parts;
+	atomic_t children;
+	struct rcu_head rcu;
+	unsigned int len;
+	char name[];
+};
+
+/* A parsed path: its levels, root first. */
+struct hl_path {
+	unsigned int nr;
+	const char *name[HL_MAX_LEVELS];
+	unsigned int len[HL_MAX_LEVELS];
+};
+
+/**
+ * struct hl_file - A locker: one open file description of /dev/hlock.
+ * @lk: The locker (hlock_core).
+ * @lock: The locker lock: protects @lk and the fields below but for
+ *	@ref, @wq, @granted and @gen.
+ * @ref: References: the file, and continuations due (hl_grant_notify()).
+ * @id: Its index in hl_lockers, for the lock table.
+ * @wq: Where the locker's waiters and pollers sleep.
+ * @granted: Set when the operation in flight is done (granted or failed)
+ *	while waiting; read without the lock by poll.
+ * @gen: Generation of the operation slot: bumped, with a wake-up of @wq,
+ *	on every transition a sleeper may wait for (granted, collected or
+ *	withdrawn).  Sleepers wait for it to move, then look again under
+ *	the lock: a flag could be set and cleared again while they sleep.
+ * @async: The operation in flight was queued with HLOCK_F_ASYNC; only
+ *	such an operation can be collected by HLOCK_IOC_WAIT or cancelled by
+ *	HLOCK_IOC_UNLOCK.
+ * @owner: The process of the last lock call (thread group leader's pid);
+ *	RCU-protected, for the lock tables of other lockers.
+ * @comm: Its command name then.
+ * @stats: The locker's statistics.
+ * @wait_start: hl_clock() when the waiting level began to wait.
+ * @waited: Time the operation in flight has waited so far.
+ * @wait_level: Level of its first wait, HL_NO_WAIT before one.
+ * @nr_slow: Entries in @slow_pids.
+ * @slow_pids: Holders that blocked its first wait, for the slow-wait log.
+ * @path: The path of the operation in flight, parsed; its names point
+ *	into @pathbuf.
+ * @pathbuf: That path, NUL-terminated.
+ */
+struct hl_file {
+	struct hl_locker lk;
+	struct mutex lock;
+	refcount_t ref;
+	u32 id;
+	wait_queue_head_t wq;
+	bool granted;
+	unsigned int gen;
+	bool async;
+	struct pid __rcu *owner;
+	char comm[HLOCK_COMM_LEN];
+	struct hlock_stats stats;
+	u64 wait_start;
+	u64 waited;
+	unsigned int wait_level;
+	unsigned int nr_slow;
+	pid_t slow_pids[HL_SLOW_PIDS];
+	struct hl_path path;
+	char pathbuf[HLOCK_PATH_MAX + 1];
+};
+
+static inline struct hl_file *hl_file_of(struct hl_locker *lk)
+{
+	return container_of(lk, struct hl_file, lk);
+}
+
+static inline struct hl_res *hl_res_of(const struct hl_head *h)
+{
+	return container_of(h, struct hl_res, head);
+}
+
+/* hlock_space.c */
+int hl_space_init(void);
+void hl_space_exit(void);
+int hl_path_parse(struct hl_path *p, const char *buf, unsigned int len);
+struct hl_head *hl_path_find(const struct hl_path *p);
+unsigned int hl_path_len(const struct hl_head *h);
+void hl_path_fill(const struct hl_head *h, char *dst, unsigned int len);
+struct hl_req *hl_req_alloc(void);
+
+/* hlock_locker.c */
+extern struct xarray hl_lockers;
+int hl_file_open(struct file *file);
+void hl_file_release(struct hl_file *f);
+void hl_file_put(struct hl_file *f);
+int hl_file_pid_ns(struct hl_file *f, struct pid_namespace *ns);
+int hl_do_lock(struct hl_file *f, const struct hl_path *p, const char *path,
+	       unsigned int mode, unsigned int flags, s64 timeout_ns);
+int hl_do_path(struct hl_file *f, unsigned int cmd, const struct hl_path *p,
+	       unsigned int mode);
+int hl_do_wait(struct hl_file *f, s64 timeout_ns);
+bool hl_file_polled(struct hl_file *f);
+void hl_grants_run(struct hl_grants *g);
+
+/* hlock_stats.c */
+extern bool hl_stats_on;
+extern struct hlock_stats __percpu *hl_pcpu_stats;
+int hl_stats_init(void);
+void hl_stats_exit(void);
+void hl_stats_sum(struct hlock_stats *st);
+void hl_slow_log(struct hl_file *f);
+void hl_gave_up(struct hl_file *f, unsigned int mode, int ret);
+void hl_note_cancel(struct hl_file *f, unsigned int why);
+void hl_trace_request(struct hl_file *f, unsigned int mode,
+		      unsigned int flags, s64 timeout_ns);
+
+/* Add @n to one statistic of @f (its lock held) and of the module. */
+#define hl_stat_add(f, field, n)					\
+	do {								\
+		if (READ_ONCE(hl_stats_on)) {				\
+			(f)->stats.field += (n);			\
+			this_cpu_add(hl_pcpu_stats->field, (n));	\
+		}							\
+	} while (0)
+
+/* hlock_table.c */
+long hl_ioctl_table(size_t usize, void __user *uarg);
+void hl_debugfs_init(void);
+void hl_debugfs_exit(void);
+
+#endif /* _HLOCK_INTERNAL_H */

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock: lockers.  One per open file of /dev/hlock, with a mutex of its
+ * own: lock, unlock, downgrade, wait and close, the continuations of
+ * operations a release granted, and the wait for a grant.
+ *
+ * A release, cancel or downgrade collects the lockers it granted in a
+ * struct hl_grants while it holds head locks; once its own locker lock is
+ * dropped, hl_grants_run() takes each of theirs in turn and moves their
+ * operations on.  No locker lock is ever taken inside another.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/xarray.h>
+
+#include "hlock_internal.h"
+#include "hlock_trace.h"
+
+/* Requests close releases between two looks at the scheduler. */
+#define HL_RELEASE_BATCH	64
+
+/* Every locker, by id, for the lock table. */
+DEFINE_XARRAY_ALLOC(hl_lockers);
+
+/* The previous owner of a locker, put once no reader can see it. */
+struct hl_pid_put {
+	struct rcu_head rcu;
+	struct pid *pid;
+};
+
+static void hl_pid_put_rcu(struct rcu_head *rcu)
+{
+	struct hl_pid_put *pp = container_of(rcu, struct hl_pid_put, rcu);
+
+	put_pid(pp->pid);
+	kfree(pp);
+}
+
+/* The caller makes the lock calls of @f from now on.  Context: f->lock. */
+static void hl_file_owner(struct hl_file *f)
+{
+	struct pid *pid = task_tgid(current), *old;
+	struct hl_pid_put *pp;
+
+	lockdep_assert_held(&f->lock);
+	old = rcu_dereference_protected(f->owner, lockdep_is_held(&f->lock));
+	if (old != pid) {
+		rcu_assign_pointer(f->owner, get_pid(pid));
+		pp = kmalloc(sizeof(*pp), GFP_KERNEL);
+		if (pp) {
+			pp->pid = old;
+			call_rcu(&pp->rcu, hl_pid_put_rcu);
+		} else {
+			synchronize_rcu();
+			put_pid(old);
+		}
+	}
+	strscpy_pad(f->comm, current->comm, sizeof(f->comm));
+}
+
+/**
+ * hl_file_pid_ns() - The pid of a locker's owner in a pid namespace.
+ * @f: The locker.
+ * @ns: The namespace.
+ *
+ * Context: any; takes the RCU read lock.
+ * Return: the pid, or 0 when it is not visible in @ns.
+ */
+int hl_file_pid_ns(struct hl_file *f, struct pid_namespace *ns)
+{
+	int nr;
+
+	rcu_read_lock();
+	nr = pid_nr_ns(rcu_dereference(f->owner), ns);
+	rcu_read_unlock();
+	return nr;
+}
+
+/*
+ * The slot of @f moved on: tell its sleepers, if any (a lock granted at
+ * once has none, and need not take the wait queue's lock).  The barrier
+ * in wq_has_sleeper() pairs with the one a sleeper sets its state with
+ * before it looks at @gen.  Context: f->lock held.
+ */
+static void hl_slot_changed(struct hl_file *f)
+{
+	lockdep_assert_held(&f->lock);
+	WRITE_ONCE(f->gen, f->gen + 1);
+	if (wq_has_sleeper(&f->wq))
+		wake_up_interruptible_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/**
+ * hl_grant_notify() - Note a locker whose waiting level was granted.
+ * @lk: The locker.
+ * @g: Where the granting caller collects them.
+ *
+ * Context: a head lock held.
+ */
+void hl_grant_notify(struct hl_locker *lk, struct hl_grants *g)
+{
+	/* Already due in some caller's list: that continuation will do. */
+	if (test_and_set_bit(0, &lk->grant_pending))
+		return;
+	refcount_inc(&hl_file_of(lk)->ref);
+	list_add_tail(&lk->grant_node, &g->lockers);
+}
+
+/**
+ * hl_op_done() - A waiting operation was granted, or failed.
+ * @lk: The locker.
+ *
+ * Context: its lock held.
+ */
+void hl_op_done(struct hl_locker *lk)
+{
+	struct hl_file *f = hl_file_of(lk);
+
+	if (lk->op.state == HL_OP_GRANTED)
+		hl_slow_log(f);
+	WRITE_ONCE(f->granted, true);
+	hl_slot_changed(f);
+}
+
+/**
+ * hl_grants_run() - Continue the operations a caller's grant passes
+ *	granted.
+ * @g: The lockers; empty afterwards.
+ *
+ * Context: process context, no hlock lock held; takes each locker's lock.
+ */
+void hl_grants_run(struct hl_grants *g)
+{
+	while (!list_empty(&g->lockers)) {
+		struct hl_locker *lk = list_first_entry(&g->lockers,
+							struct hl_locker,
+							grant_node);
+		struct hl_file *f = hl_file_of(lk);
+
+		list_del_init(&lk->grant_node);
+		/* From here a new grant queues the locker again. */
+		clear_bit(0, &lk->grant_pending);
+		/*
+		 * Order the clear before the look at the slot below: a grant
+		 * either sees the bit clear and queues the locker again, or
+		 * came before, and hl_op_continue() sees it under the head
+		 * lock.
+		 */
+		smp_mb__after_atomic();
+		mutex_lock(&f->lock);
+		hl_op_continue(lk, g);
+		mutex_unlock(&f->lock);
+		hl_file_put(f);
+	}
+}
+
+/*
+ * Sleep until the slot of @f leaves generation @seen, a signal comes, or
+ * @deadline passes (KTIME_MAX: never).  Return: 0, -EINTR or -ETIMEDOUT;
+ * the caller looks at the slot again under the lock in every case.
+ */
+static int hl_wait_slot(struct hl_file *f, unsigned int seen, ktime_t deadline)
+{
+	ktime_t left;
+	long ret;
+
+	if (deadline == KTIME_MAX) {
+		ret = wait_event_interruptible(f->wq, READ_ONCE(f->gen) != seen);
+	} else {
+		left = ktime_sub(deadline, ktime_get());
+		if (left <= 0)
+			return -ETIMEDOUT;
+		ret = wait_event_interruptible_hrtimeout(f->wq,
+							 READ_ONCE(f->gen) != seen,
+							 left);
+	}
+	if (ret == -ERESTARTSYS)
+		return -EINTR;
+	if (ret == -ETIME)
+		return -ETIMEDOUT;
+	return ret;
+}
+
+/* When a wait of @timeout_ns (negative: forever) that starts now ends. */
+static ktime_t hl_deadline(s64 timeout_ns)
+{
+	return timeout_ns < 0 ? KTIME_MAX : ktime_add_ns(ktime_get(), timeout_ns);
+}
+
+/* Empty the slot after its operation was collected or undone. */
+static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
+{
+	hl_op_finish(&f->lk, g);
+	WRITE_ONCE(f->granted, false);
+	f->async = false;
+	hl_slot_changed(f);
+}
+
+/* Withdraw a queued operation on request of its locker, and count it. */
+static void hl_op_cancel_counted(struct hl_file *f, unsigned int why,
+				 struct hl_grants *g)
+{
+	hl_note_cancel(f, why);
+	hl_op_cancel(&f->lk, g);
+}
+
+/* Make sure the locker's index and spares fit any path.  f->lock held. */
+static int hl_file_prepare(struct hl_file *f)
+{
+	struct hl_locker *lk = &f->lk;
+	unsigned int bits = hl_locker_index_wanted(lk);
+
+	if (bits) {
+		/* Without a bigger index, lookups only get slower. */
+		struct hlist_head *index = kvmalloc_array(1U << bits,
+							  sizeof(*index),
+							  GFP_KERNEL_ACCOUNT);
+
+		if (index)
+			kvfree(hl_locker_index_swap(lk, index, bits));
+	}
+	while (hl_locker_spares_needed(lk)) {
+		struct hl_req *req = hl_req_alloc();
+
+		if (!req)
+			return -ENOMEM;
+		hl_locker_add_spare(lk, req);
+	}
+	return 0;
+}
+
+/* Keep the path of the operation in the locker: it outlives the call. */
+static void hl_file_set_path(struct hl_file *f, const struct hl_path *p,
+			     const char *buf)
+{
+	unsigned int l;
+
+	f->path = *p;
+	for (l = 1; l < p->nr; l++)
+		f->path.name[l] = f->pathbuf + (p->name[l] - buf);
+	/* The last name ends the path. */
+	l = p->nr - 1;
+	memcpy(f->pathbuf, buf, l ? p->name[l] - buf + p->len[l] : 0);
+	f->pathbuf[l ? p->name[l] - buf + p->len[l] : 0] = '\0';
+}
+
+/**
+ * hl_do_lock() - HLOCK_IOC_LOCK.
+ * @f: The locker.
+ * @p: The parsed path, whose names point into @path.
+ * @path: The path, NUL-terminated.
+ * @mode: The mode for the last level.
+ * @flags: HLOCK_F_*.
+ * @timeout_ns: As in struct hlock_lock_args.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or -errno, as HLOCK_IOC_LOCK.
+ */
+int hl_do_lock(struct hl_file *f, const struct hl_path *p, const char *path,
+	       unsigned int mode, unsigned int flags, s64 timeout_ns)
+{
+	struct hl_locker *lk = &f->lk;
+	struct hl_grants g;
+	ktime_t deadline;
+	int ret;
+
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	ret = hl_op_claim(lk, p->nr, mode, flags);
+	if (ret)
+		goto out_unlock;
+	hl_file_owner(f);
+	hl_file_set_path(f, p, path);
+	hl_trace_request(f, mode, flags, timeout_ns);
+	ret = hl_file_prepare(f);
+	if (ret)
+		goto out_clear;
+	f->waited = 0;
+	f->wait_level = HL_NO_WAIT;
+	ret = hl_op_start(lk, &g);
+	if (ret != -EINPROGRESS)
+		goto out_clear;
+	if (flags & HLOCK_F_ASYNC) {
+		f->async = true;
+		goto out_unlock;
+	}
+	if (!timeout_ns) {
+		ret = -EAGAIN;
+		hl_gave_up(f, mode, ret);
+		goto out_cancel;
+	}
+	deadline = hl_deadline(timeout_ns);
+	/*
+	 * The slot is this call's own (not async): nobody else can collect
+	 * or withdraw it; a continuation moves it on.
+	 */
+	do {
+		unsigned int seen = f->gen;
+
+		mutex_unlock(&f->lock);
+		hl_grants_run(&g);
+		ret = hl_wait_slot(f, seen, deadline);
+		mutex_lock(&f->lock);
+		/* A grant that raced with the timeout or the signal wins. */
+		switch (hl_op_continue(lk, &g)) {
+		case -EINPROGRESS:
+			break;
+		case 0:
+			ret = 0;
+			goto out_clear;
+		default:
+			ret = lk->op.error;
+			goto out_clear;
+		}
+	} while (!ret);
+	hl_gave_up(f, mode, ret);
+out_cancel:
+	hl_op_cancel(lk, &g);
+out_clear:
+	hl_op_clear(f, &g);
+out_unlock:
+	mutex_unlock(&f->lock);
+	hl_grants_run(&g);
+	return ret;
+}
+
+/**
+ * hl_do_wait() - HLOCK_IOC_WAIT: wait for the async request and collect
+ *	it.
+ * @f: The locker.
+ * @timeout_ns: As in struct hlock_wait_args.
+ *
+ * Returns 0 only when this call collected a grant; if another thread
+ * collects the request first and queues a new one, this call waits for
+ * the new one.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or -errno, as HLOCK_IOC_WAIT.
+ */
+int hl_do_wait(struct hl_file *f, s64 timeout_ns)
+{
+	ktime_t deadline = hl_deadline(timeout_ns);
+	struct hl_locker *lk = &f->lk;
+	struct hl_grants g;
+	int ret = 0, c;
+
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	for (;;) {
+		unsigned int seen;
+
+		if (lk->op.state == HL_OP_IDLE) {
+			/* Nothing queued, or withdrawn while we slept. */
+			ret = -ENOENT;
+			break;
+		}
+		if (!f->async) {
+			/* Another thread's blocking call owns the slot. */
+			ret = -EBUSY;
+			break;
+		}
+		c = hl_op_continue(lk, &g);
+		if (c != -EINPROGRESS) {
+			/* Granted, also racing a timeout or signal; or failed. */
+			ret = c;
+			hl_op_clear(f, &g);
+			break;
+		}
+		if (!timeout_ns)
+			ret = -EAGAIN;
+		if (ret)
+			break;
+		seen = f->gen;
+		mutex_unlock(&f->lock);
+		hl_grants_run(&g);
+		ret = hl_wait_slot(f, seen, deadline);
+		mutex_lock(&f->lock);
+	}
+	if (ret == -EINTR)
+		hl_stat_add(f, interrupts, 1);
+	mutex_unlock(&f->lock);
+	hl_grants_run(&g);
+	return ret;
+}
+
+/*
+ * Where @p lies against the path of the operation in flight: 0 off it,
+ * 1 on it above the last level, 2 the last level itself.
+ */
+static int hl_on_op_path(struct hl_file *f, const struct hl_path *p)
+{
+	unsigned int l;
+
+	if (f->lk.op.state == HL_OP_IDLE || p->nr > f->path.nr)
+		return 0;
+	for (l = 1; l < p->nr; l++)
+		if (p->len[l] != f->path.len[l] ||
+		    memcmp(p->name[l], f->path.name[l], p->len[l]))
+			return 0;
+	return p->nr == f->path.nr ? 2 : 1;
+}
+
+/**
+ * hl_do_path() - HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE, HLOCK_IOC_HELD.
+ * @f: The locker.
+ * @cmd: The command.
+ * @p: The parsed path.
+ * @mode: The mode of HLOCK_IOC_DOWNGRADE.
+ *
+ * Context: process context, may sleep.
+ * Return: as the command.
+ */
+int hl_do_path(struct hl_file *f, unsigned int cmd, const struct hl_path *p,
+	       unsigned int mode)
+{
+	struct hl_locker *lk = &f->lk;
+	struct hl_grants g;
+	struct hl_head *h;
+	int ret, on;
+
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	on = cmd == HLOCK_IOC_HELD ? 0 : hl_on_op_path(f, p);
+	if (on) {
+		/* Unlocking the target cancels the queued request. */
+		if (cmd != HLOCK_IOC_UNLOCK || !f->async || on != 2) {
+			ret = -EBUSY;
+			goto out_unlock;
+		}
+		hl_op_cancel_counted(f, HLOCK_CANCEL_UNLOCK, &g);
+		hl_op_clear(f, &g);
+		rcu_read_lock();
+		h = hl_path_find(p);
+		ret = h ? hl_held(lk, h) : HLOCK_NL;
+		if (ret != HLOCK_NL) {
+			struct hl_req *req = hl_locker_find(lk, h);
+
+			ret = req->own;
+		}
+		rcu_read_unlock();
+		goto out_unlock;
+	}
+	/*
+	 * Under RCU, @h cannot be freed and its address reused for another
+	 * resource while it is compared with the locker's requests.
+	 */
+	rcu_read_lock();
+	h = hl_path_find(p);
+	if (cmd == HLOCK_IOC_HELD)
+		ret = h ? hl_held(lk, h) : HLOCK_NL;
+	else if (!h)
+		ret = -ENOENT;
+	else if (cmd == HLOCK_IOC_UNLOCK)
+		ret = hl_unlock(lk, h, &g);
+	else
+		ret = hl_downgrade(lk, h, mode, &g);
+	rcu_read_unlock();
+out_unlock:
+	mutex_unlock(&f->lock);
+	hl_grants_run(&g);
+	return ret;
+}
+
+/**
+ * hl_file_polled() - Whether poll should report the locker ready.
+ * @f: The locker.
+ *
+ * Return: true once its async operation was granted or failed.
+ */
+bool hl_file_polled(struct hl_file *f)
+{
+	return READ_ONCE(f->granted);
+}
+
+/**
+ * hl_file_open() - A new locker for @file.
+ * @file: The file being opened.
+ *
+ * Return: 0 or -errno.
+ */
+int hl_file_open(struct file *file)
+{
+	struct hl_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	int ret;
+
+	if (!f)
+		return -ENOMEM;
+	hl_locker_init(&f->lk);
+	mutex_init(&f->lock);
+	refcount_set(&f->ref, 1);
+	init_waitqueue_head(&f->wq);
+	RCU_INIT_POINTER(f->owner, get_pid(task_tgid(current)));
+	get_task_comm(f->comm, current);
+	f->wait_level = HL_NO_WAIT;
+	ret = xa_alloc(&hl_lockers, &f->id, f, xa_limit_32b,
+		       GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		put_pid(rcu_dereference_protected(f->owner, true));
+		kfree(f);
+		return ret;
+	}
+	file->private_data = f;
+	return 0;
+}
+
+/**
+ * hl_file_put() - Drop a reference to a locker.
+ * @f: The locker; freed with the last reference.
+ */
+void hl_file_put(struct hl_file *f)
+{
+	if (!refcount_dec_and_test(&f->ref))
+		return;
+	if (f->lk.index != f->lk.index_inline)
+		kvfree(f->lk.index);
+	put_pid(rcu_dereference_protected(f->owner, true));
+	mutex_destroy(&f->lock);
+	kfree(f);
+}
+
+/**
+ * hl_file_release() - Close a locker: cancel, release, put.
+ * @f: The locker.
+ *
+ * Releases in batches, giving the lock and the CPU up in between, so a
+ * locker holding many resources never holds anything for long.
+ */
+void hl_file_release(struct hl_file *f)
+{
+	struct hl_locker *lk = &f->lk;
+	struct hl_grants g;
+
+	hl_grants_init(&g);
+	/* Out of the lock table first: nobody may look at it while it goes. */
+	xa_erase(&hl_lockers, f->id);
+	mutex_lock(&f->lock);
+	if (lk->op.state == HL_OP_WAITING ||
+	    (lk->op.state != HL_OP_IDLE && f->async))
+		hl_op_cancel_counted(f, HLOCK_CANCEL_CLOSE, &g);
+	if (lk->op.state != HL_OP_IDLE)
+		hl_op_clear(f, &g);
+	while (!hl_locker_release_some(lk, &g, HL_RELEASE_BATCH)) {
+		mutex_unlock(&f->lock);
+		hl_grants_run(&g);
+		cond_resched();
+		mutex_lock(&f->lock);
+	}
+	hl_locker_drop_spares(lk);
+	mutex_unlock(&f->lock);
+	hl_grants_run(&g);
+	hl_file_put(f);
+}

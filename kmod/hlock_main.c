@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock: hierarchical (multi-granularity) locks for userspace.
+ *
+ * The device /dev/hlock, its ioctls (copy-in, checks, dispatch), the
+ * module parameters and the module's life.  See hlock_internal.h for how
+ * the rest is split and locked.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/init.h>
+#include <linux/kernel.h>
+#include <linux/miscdevice.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "hlock_internal.h"
+
+/* Paths up to this long are copied on the stack. */
+#define HL_SHORT_PATH	127
+
+static unsigned int hl_policy = HLOCK_POLICY_BATCH;
+static const char *const hl_policy_names[] = {
+	[HLOCK_POLICY_BATCH] = "batch",
+	[HLOCK_POLICY_FIFO] = "fifo",
+};
+
+static int hl_policy_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(hl_policy_names, val);
+
+	if (i < 0)
+		return -EINVAL;
+	WRITE_ONCE(hl_policy, i);
+	return 0;
+}
+
+static int hl_policy_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", hl_policy_names[READ_ONCE(hl_policy)]);
+}
+
+static const struct kernel_param_ops hl_policy_ops = {
+	.set = hl_policy_set,
+	.get = hl_policy_get,
+};
+module_param_cb(grant_policy, &hl_policy_ops, NULL, 0644);
+MODULE_PARM_DESC(grant_policy,
+		 "What a release grants behind the queue head: batch (every compatible waiter) or fifo (up to the first conflict)");
+
+/**
+ * hl_grant_policy() - The grant policy in force.
+ *
+ * Context: any.
+ * Return: HLOCK_POLICY_BATCH or HLOCK_POLICY_FIFO.
+ */
+unsigned int hl_grant_policy(void)
+{
+	return READ_ONCE(hl_policy);
+}
+
+/**
+ * hl_clock() - The clock of grant and wait times.
+ *
+ * Context: any.
+ * Return: CLOCK_MONOTONIC in ns.
+ */
+u64 hl_clock(void)
+{
+	return ktime_get_ns();
+}
+
+static bool hl_mode_valid(unsigned int mode)
+{
+	return mode >= HLOCK_IS && mode <= HLOCK_X;
+}
+
+/*
+ * Copy and check the arguments of a path ioctl; then do it.  @cmd is the
+ * command as this module defines it, @usize the size the caller's command
+ * encodes.
+ */
+static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
+			  void __user *uarg)
+{
+	char short_buf[HL_SHORT_PATH + 1];
+	struct hlock_lock_args args;
+	struct hl_path p;
+	char *buf;
+	long ret;
+
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.__pad || args.reserved[0] || args.reserved[1])
+		return -EINVAL;
+	switch (cmd) {
+	case HLOCK_IOC_LOCK:
+		if (!hl_mode_valid(args.mode) || args.flags & ~HLOCK_F_ALL)
+			return -EINVAL;
+		break;
+	case HLOCK_IOC_DOWNGRADE:
+		if (!hl_mode_valid(args.mode) || args.flags || args.timeout_ns)
+			return -EINVAL;
+		break;
+	default:
+		if (args.mode || args.flags || args.timeout_ns)
+			return -EINVAL;
+		break;
+	}
+	if (args.path_len > HLOCK_PATH_MAX)
+		return -ENAMETOOLONG;
+	/*
+	 * NUL-terminated for the trace events (a NUL inside is -EINVAL);
+	 * on the stack when short, so most calls allocate nothing.
+	 */
+	if (args.path_len <= HL_SHORT_PATH) {
+		buf = short_buf;
+		if (copy_from_user(buf, u64_to_user_ptr(args.path),
+				   args.path_len))
+			return -EFAULT;
+		buf[args.path_len] = '\0';
+	} else {
+		buf = memdup_user_nul(u64_to_user_ptr(args.path),
+				      args.path_len);
+		if (IS_ERR(buf))
+			return PTR_ERR(buf);
+	}
+	ret = hl_path_parse(&p, buf, args.path_len);
+	if (!ret) {
+		if (cmd == HLOCK_IOC_LOCK)
+			ret = hl_do_lock(f, &p, buf, args.mode, args.flags,
+					 args.timeout_ns);
+		else
+			ret = hl_do_path(f, cmd, &p, args.mode);
+	}
+	if (buf != short_buf)
+		kfree(buf);
+	return ret;
+}
+
+static long hl_ioctl_wait(struct hl_file *f, size_t usize, void __user *uarg)
+{
+	struct hlock_wait_args args;
+	long ret;
+
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags || args.__pad || args.reserved[0] || args.reserved[1])
+		return -EINVAL;
+	return hl_do_wait(f, args.timeout_ns);
+}
+
+static long hl_ioctl_stats(struct hl_file *f, size_t usize, void __user *uarg)
+{
+	struct hlock_stats_args args;
+	struct hlock_stats st;
+	void __user *dst;
+	size_t n;
+	long ret;
+
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags || args.__pad || args.reserved[0] || args.reserved[1])
+		return -EINVAL;
+	/* Room to grow, but never a length nobody could mean. */
+	if (!args.size || args.size > PAGE_SIZE)
+		return -EINVAL;
+	if (args.scope == HLOCK_STATS_LOCKER) {
+		mutex_lock(&f->lock);
+		st = f->stats;
+		mutex_unlock(&f->lock);
+	} else if (args.scope == HLOCK_STATS_GLOBAL) {
+		hl_stats_sum(&st);
+	} else {
+		return -EINVAL;
+	}
+	dst = u64_to_user_ptr(args.stats);
+	n = min_t(size_t, args.size, sizeof(st));
+	if (copy_to_user(dst, &st, n))
+		return -EFAULT;
+	if (args.size > n && clear_user(dst + n, args.size - n))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * HLOCK_IOC_GET_INFO: what this module knows of struct hlock_info, and
+ * zeros in the rest of a larger one.
+ */
+static long hl_ioctl_info(size_t usize, void __user *uarg)
+{
+	struct hlock_info info;
+	size_t n = min(usize, sizeof(info));
+
+	memset(&info, 0, sizeof(info));
+	info.abi_version = HLOCK_ABI_VERSION;
+	info.max_depth = HLOCK_MAX_DEPTH;
+	info.name_max = HLOCK_NAME_MAX;
+	info.path_max = HLOCK_PATH_MAX;
+	info.flags = HLOCK_F_ALL;
+	info.grant_policy = hl_grant_policy();
+	if (copy_to_user(uarg, &info, n))
+		return -EFAULT;
+	if (usize > n && clear_user(uarg + n, usize - n))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Commands are matched by number and direction; the size comes from the
+ * command, so a later, larger structure is accepted as long as the bytes
+ * this module does not know are zero (copy_struct_from_user()), or, for
+ * what the module fills, are zeroed.
+ */
+static bool hl_cmd_is(unsigned int cmd, unsigned int want, size_t min)
+{
+	return _IOC_NR(cmd) == _IOC_NR(want) &&
+	       _IOC_DIR(cmd) == _IOC_DIR(want) && _IOC_SIZE(cmd) >= min &&
+	       _IOC_SIZE(cmd) <= PAGE_SIZE;
+}
+
+static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	static const unsigned int path_cmds[] = {
+		HLOCK_IOC_LOCK, HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE,
+		HLOCK_IOC_HELD,
+	};
+	struct hl_file *f = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	size_t usize = _IOC_SIZE(cmd);
+	unsigned int i;
+
+	if (_IOC_TYPE(cmd) != HLOCK_IOC_MAGIC)
+		return -ENOTTY;
+	for (i = 0; i < ARRAY_SIZE(path_cmds); i++)
+		if (hl_cmd_is(cmd, path_cmds[i], sizeof(struct hlock_lock_args)))
+			return hl_ioctl_path(f, path_cmds[i], usize, uarg);
+	if (hl_cmd_is(cmd, HLOCK_IOC_WAIT, sizeof(struct hlock_wait_args)))
+		return hl_ioctl_wait(f, usize, uarg);
+	if (hl_cmd_is(cmd, HLOCK_IOC_STATS, sizeof(struct hlock_stats_args)))
+		return hl_ioctl_stats(f, usize, uarg);
+	if (hl_cmd_is(cmd, HLOCK_IOC_TABLE, sizeof(struct hlock_table_args)))
+		return hl_ioctl_table(usize, uarg);
+	if (hl_cmd_is(cmd, HLOCK_IOC_GET_INFO, sizeof(struct hlock_info)))
+		return hl_ioctl_info(usize, uarg);
+	return -ENOTTY;
+}
+
+static __poll_t hl_poll(struct file *file, struct poll_table_struct *wait)
+{
+	struct hl_file *f = file->private_data;
+
+	poll_wait(file, &f->wq, wait);
+	return hl_file_polled(f) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static int hl_open(struct inode *inode, struct file *file)
+{
+	int ret = hl_file_open(file);
+
+	if (ret)
+		return ret;
+	return nonseekable_open(inode, file);
+}
+
+static int hl_release(struct inode *inode, struct file *file)
+{
+	hl_file_release(file->private_data);
+	return 0;
+}
+
+static const struct file_operations hl_fops = {
+	.owner = THIS_MODULE,
+	.open = hl_open,
+	.release = hl_release,
+	.unlocked_ioctl = hl_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.poll = hl_poll,
+};
+
+static struct miscdevice hl_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "hlock",
+	.fops = &hl_fops,
+	.mode = 0660,
+};
+
+static int __init hl_init(void)
+{
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct hlock_lock_args) != 48);
+	BUILD_BUG_ON(sizeof(struct hlock_wait_args) != 32);
+	BUILD_BUG_ON(sizeof(struct hlock_info) != 56);
+	BUILD_BUG_ON(sizeof(struct hlock_stats_args) != 40);
+	BUILD_BUG_ON(sizeof(struct hlock_table_args) != 48);
+	BUILD_BUG_ON(sizeof(struct hlock_lock_record) != 96);
+	BUILD_BUG_ON(HLOCK_PATH_MAX != 2047);
+	BUILD_BUG_ON(HLOCK_COMM_LEN != TASK_COMM_LEN);
+
+	ret = hl_stats_init();
+	if (ret)
+		return ret;
+	ret = hl_space_init();
+	if (ret)
+		goto err_stats;
+	ret = misc_register(&hl_misc);
+	if (ret)
+		goto err_space;
+	hl_debugfs_init();
+	return 0;
+
+err_space:
+	hl_space_exit();
+err_stats:
+	hl_stats_exit();
+	return ret;
+}
+
+static void __exit hl_exit(void)
+{
+	hl_debugfs_exit();
+	misc_deregister(&hl_misc);
+	/* Every file is closed: every locker and resource can go. */
+	hl_space_exit();
+	hl_stats_exit();
+}
+
+module_init(hl_init);
+module_exit(hl_exit);
+
+MODULE_DESCRIPTION("Hierarchical multi-granularity locks for userspace");
+MODULE_AUTHOR("The hlock authors");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock: the resources.  A resizable hash table of lock heads keyed by
+ * (parent, name), looked up under RCU without writing anything; the head
+ * and partition lock hooks of hlock_core; and the reclaim of resources
+ * nobody uses.
+ *
+ * Unused resources stay in the table: locking the same paths again then
+ * allocates nothing and, above all, writes nothing to the parents (no
+ * reference counts), so two lockers below one database share no cache
+ * line.  A worker frees them once the table has grown to twice what it
+ * held after the last reclaim.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/hash.h>
+#include <linux/jhash.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "hlock_internal.h"
+
+/* Resources the table may hold before the first reclaim. */
+#define HL_RECLAIM_MIN		1024
+/* Walks of the table at exit before giving up on a resource. */
+#define HL_EXIT_TRIES		16
+
+/* The key a resource is looked up by. */
+struct hl_key {
+	const struct hl_head *parent;
+	const char *name;
+	unsigned int len;
+};
+
+static struct {
+	struct hl_res *root;
+	struct rhashtable table;
+	struct kmem_cache *req_cache;
+	atomic_long_t nr_res;
+	long reclaim_at;		/* reclaim past this many */
+	struct work_struct reclaim;
+} hl_space;
+
+/*
+ * The hash of (parent, name), with the table's random seed: the table
+ * changes the seed and rehashes when someone aims names at one bucket.
+ */
+static u32 hl_hash(const struct hl_head *parent, const char *name,
+		   unsigned int len, u32 seed)
+{
+	return jhash(name, len, seed ^ hash_ptr(parent, 32));
+}
+
+static u32 hl_key_hashfn(const void *data, u32 len, u32 seed)
+{
+	const struct hl_key *k = data;
+
+	return hl_hash(k->parent, k->name, k->len, seed);
+}
+
+static u32 hl_obj_hashfn(const void *data, u32 len, u32 seed)
+{
+	const struct hl_res *r = data;
+
+	return hl_hash(r->head.parent, r->name, r->len, seed);
+}
+
+static int hl_obj_cmpfn(struct rhashtable_compare_arg *arg, const void *obj)
+{
+	const struct hl_key *k = arg->key;
+	const struct hl_res *r = obj;
+
+	return !(r->head.parent == k->parent && r->len == k->len &&
+		 !memcmp(r->name, k->name, k->len));
+}
+
+static const struct rhashtable_params hl_res_params = {
+	.head_offset = offsetof(struct hl_res, node),
+	.hashfn = hl_key_hashfn,
+	.obj_hashfn = hl_obj_hashfn,
+	.obj_cmpfn = hl_obj_cmpfn,
+	.automatic_shrinking = true,
+};
+
+/**
+ * hl_head_lock() - Take a head lock.
+ * @h: The head.
+ *
+ * Context: process context; may be called under RCU.
+ */
+void hl_head_lock(struct hl_head *h)
+	__acquires(h)
+{
+	spin_lock(&hl_res_of(h)->lock);
+}
+
+/**
+ * hl_head_unlock() - Drop a head lock.
+ * @h: The head.
+ */
+void hl_head_unlock(struct hl_head *h)
+	__releases(h)
+{
+	spin_unlock(&hl_res_of(h)->lock);
+}
+
+static struct hl_res_part *hl_res_part_of(struct hl_part *p)
+{
+	return container_of(p, struct hl_res_part, part);
+}
+
+/**
+ * hl_part_lock_local() - Lock the partition of the CPU the caller runs on.
+ * @h: A head with partitions.
+ *
+ * The caller may move to another CPU at any time; the partition it locked
+ * is still a correct one, only a farther one.
+ *
+ * Return: the partition, locked.
+ */
+struct hl_part *hl_part_lock_local(struct hl_head *h)
+	__acquires(h)
+{
+	struct hl_res_part *rp = raw_cpu_ptr(hl_res_of(h)->parts);
+
+	spin_lock(&rp->lock);
+	return &rp->part;
+}
+
+/**
+ * hl_part_lock() - Lock a partition.
+ * @h: Its head.
+ * @p: The partition.
+ */
+void hl_part_lock(struct hl_head *h, struct hl_part *p)
+	__acquires(p)
+{
+	spin_lock(&hl_res_part_of(p)->lock);
+}
+
+/**
+ * hl_part_unlock() - Unlock a partition.
+ * @h: Its head.
+ * @p: The partition.
+ */
+void hl_part_unlock(struct hl_head *h, struct hl_part *p)
+	__releases(p)
+{
+	spin_unlock(&hl_res_part_of(p)->lock);
+}
+
+/**
+ * hl_part_next() - Walk the partitions of a head.
+ * @h: A head with partitions.
+ * @p: The partition before, or NULL for the first.
+ *
+ * Return: the next partition (of the next possible CPU), or NULL.
+ */
+struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p)
+{
+	int cpu = cpumask_next(p ? hl_res_part_of(p)->cpu : -1,
+			       cpu_possible_mask);
+
+	if (cpu >= nr_cpu_ids)
+		return NULL;
+	return &per_cpu_ptr(hl_res_of(h)->parts, cpu)->part;
+}
+
+static struct hl_res_part __percpu *hl_parts_alloc(void)
+{
+	struct hl_res_part __percpu *parts;
+	int cpu;
+
+	parts = alloc_percpu_gfp(struct hl_res_part, GFP_KERNEL_ACCOUNT);
+	if (!parts)
+		return NULL;
+	for_each_possible_cpu(cpu) {
+		struct hl_res_part *rp = per_cpu_ptr(parts, cpu);
+
+		spin_lock_init(&rp->lock);
+		rp->cpu = cpu;
+		hl_part_init(&rp->part);
+	}
+	return parts;
+}
+
+/*
+ * Give @r partitions, as it is about to have a child: intents on it can
+ * then be granted per CPU.  Failing is harmless (they take the head lock).
+ */
+static void hl_res_give_parts(struct hl_res *r)
+{
+	struct hl_res_part __percpu *parts = hl_parts_alloc();
+
+	if (!parts)
+		return;
+	spin_lock(&r->lock);
+	if (!r->parts) {
+		r->parts = parts;
+		parts = NULL;
+		hl_head_set_parts(&r->head);
+	}
+	spin_unlock(&r->lock);
+	free_percpu(parts);
+}
+
+static void hl_res_free(struct hl_res *r)
+{
+	free_percpu(r->parts);
+	kfree(r);
+}
+
+static void hl_res_free_rcu(struct rcu_head *rcu)
+{
+	hl_res_free(container_of(rcu, struct hl_res, rcu));
+}
+
+static struct hl_res *hl_res_alloc(struct hl_head *parent,
+				   const struct hl_key *k)
+{
+	struct hl_res *r = kmalloc(struct_size(r, name, k->len),
+				   GFP_KERNEL_ACCOUNT);
+
+	if (!r)
+		return NULL;
+	hl_head_init(&r->head, parent);
+	spin_lock_init(&r->lock);
+	r->parts = NULL;
+	atomic_set(&r->children, 0);
+	r->len = k->len;
+	memcpy(r->name, k->name, k->len);
+	return r;
+}
+
+/* Look the child @k up.  Context: RCU read lock held. */
+static struct hl_res *hl_res_lookup(const struct hl_key *k)
+{
+	return rhashtable_lookup(&hl_space.table, k, hl_res_params);
+}
+
+/**
+ * hl_rcu_lock() - Enter a section where resources found stay valid.
+ */
+void hl_rcu_lock(void)
+	__acquires(RCU)
+{
+	rcu_read_lock();
+}
+
+/**
+ * hl_rcu_unlock() - Leave it.
+ */
+void hl_rcu_unlock(void)
+	__releases(RCU)
+{
+	rcu_read_unlock();
+}
+
+/* The key of level @level of @lk's operation. */
+static void hl_op_key(struct hl_locker *lk, unsigned int level,
+		      struct hl_key *k)
+{
+	struct hl_file *f = hl_file_of(lk);
+
+	k->parent = lk->op.heads[level - 1];
+	k->name = f->path.name[level];
+	k->len = f->path.len[level];
+}
+
+/**
+ * hl_head_lookup() - A level of the operation's path, if it exists.
+ * @lk: The locker.
+ * @level: The level; op.heads[@level - 1] is held by the operation.
+ *
+ * Context: RCU read lock and the locker lock held.
+ * Return: the head, or NULL.
+ */
+struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
+{
+	struct hl_key k;
+	struct hl_res *r;
+
+	if (!level)
+		return &hl_space.root->head;
+	hl_op_key(lk, level, &k);
+	r = hl_res_lookup(&k);
+	return r ? &r->head : NULL;
+}
+
+/**
+ * hl_head_create() - Create a level of the operation's path.
+ * @lk: The locker.
+ * @level: The level, not the root; op.heads[@level - 1] is held by the
+ *	operation, which keeps it from being reclaimed.
+ *
+ * Gives the parent partitions first, if it has none yet: it is about to
+ * have a child, so intents will be taken on it.
+ *
+ * Context: the locker lock held; may sleep.
+ * Return: 0 when the level exists now (or a dead resource of its name is
+ * on its way out: look again), or -ENOMEM.
+ */
+int hl_head_create(struct hl_locker *lk, unsigned int level)
+{
+	struct hl_res *parent, *r, *old;
+	struct hl_key k;
+
+	hl_op_key(lk, level, &k);
+	parent = hl_res_of(k.parent);
+	if (!READ_ONCE(parent->head.has_parts))
+		hl_res_give_parts(parent);
+	r = hl_res_alloc(&parent->head, &k);
+	if (!r)
+		return -ENOMEM;
+	rcu_read_lock();
+	old = rhashtable_lookup_get_insert_key(&hl_space.table, &k, &r->node,
+					       hl_res_params);
+	rcu_read_unlock();
+	if (IS_ERR(old)) {
+		kfree(r);
+		/* -EBUSY, -E2BIG: the table cannot grow for now. */
+		return -ENOMEM;
+	}
+	if (old) {
+		/* Another locker's, or a dead one going: look again. */
+		kfree(r);
+		cond_resched();
+		return 0;
+	}
+	atomic_inc(&parent->children);
+	if (atomic_long_inc_return(&hl_space.nr_res) >
+	    READ_ONCE(hl_space.reclaim_at))
+		schedule_work(&hl_space.reclaim);
+	return 0;
+}
+
+/**
+ * hl_path_find() - Look a path up without creating anything.
+ * @p: The parsed path.
+ *
+ * Context: RCU read lock held; the head stays valid until it is dropped.
+ * Return: the head, or NULL when some level does not exist.
+ */
+struct hl_head *hl_path_find(const struct hl_path *p)
+{
+	struct hl_head *h = &hl_space.root->head;
+	unsigned int l;
+
+	for (l = 1; l < p->nr; l++) {
+		struct hl_key k = {
+			.parent = h,
+			.name = p->name[l],
+			.len = p->len[l],
+		};
+		struct hl_res *r = hl_res_lookup(&k);
+
+		if (!r)
+			return NULL;
+		h = &r->head;
+	}
+	return h;
+}
+
+/**
+ * hl_path_parse() - Split a path into components.
+ * @p: Filled in.
+ * @buf: The path, @len bytes.
+ * @len: Its length; 0 is the root.
+ *
+ * Return: 0, -EINVAL (an empty component or a NUL byte) or -ENAMETOOLONG.
+ */
+int hl_path_parse(struct hl_path *p, const char *buf, unsigned int len)
+{
+	unsigned int i = 0;
+
+	p->nr = 1;
+	p->name[0] = NULL;
+	p->len[0] = 0;
+	if (!len)
+		return 0;
+	while (i <= len) {
+		const char *s = buf + i, *e = memchr(s, '/', len - i);
+		unsigned int n = e ? e - s : len - i;
+
+		if (!n)
+			return -EINVAL;
+		if (n > HLOCK_NAME_MAX || p->nr > HLOCK_MAX_DEPTH)
+			return -ENAMETOOLONG;
+		if (memchr(s, '\0', n))
+			return -EINVAL;
+		p->name[p->nr] = s;
+		p->len[p->nr] = n;
+		p->nr++;
+		i += n + 1;
+	}
+	return 0;
+}
+
+/**
+ * hl_path_len() - Bytes of the path of a resource.
+ * @h: The resource, kept alive by the caller.
+ *
+ * Return: the length, without a NUL.
+ */
+unsigned int hl_path_len(const struct hl_head *h)
+{
+	unsigned int len = 0;
+
+	for (; h->parent; h = h->parent)
+		len += hl_res_of(h)->len + (len ? 1 : 0);
+	return len;
+}
+
+/**
+ * hl_path_fill() - Write the path of a resource.
+ * @h: The resource, kept alive by the caller.
+ * @dst: Room for @len bytes and a NUL.
+ * @len: hl_path_len() of @h.
+ */
+void hl_path_fill(const struct hl_head *h, char *dst, unsigned int len)
+{
+	char *p = dst + len;
+
+	*p = '\0';
+	for (; h->parent; h = h->parent) {
+		const struct hl_res *r = hl_res_of(h);
+
+		if (p != dst + len)
+			*--p = '/';
+		p -= r->len;
+		memcpy(p, r->name, r->len);
+	}
+}
+
+/**
+ * hl_req_alloc() - A new request, for a locker's spares.
+ *
+ * Context: may sleep.
+ * Return: the request, or NULL.
+ */
+struct hl_req *hl_req_alloc(void)
+{
+	return kmem_cache_alloc(hl_space.req_cache, GFP_KERNEL_ACCOUNT);
+}
+
+/**
+ * hl_req_free() - Free a request.
+ * @req: The request.
+ *
+ * Context: any.
+ */
+void hl_req_free(struct hl_req *req)
+{
+	kmem_cache_free(hl_space.req_cache, req);
+}
+
+/*
+ * Free @r if nothing is on it and it has no children.  Return: true when
+ * it was unlinked.  Context: process context, no hlock lock held.
+ */
+static bool hl_res_reclaim(struct hl_res *r)
+{
+	struct hl_res *parent = hl_res_of(r->head.parent);
+	bool dead;
+
+	if (atomic_read(&r->children))
+		return false;
+	/*
+	 * A new child is only made by a locker holding a request here,
+	 * which keeps hl_head_retire() from marking it dead.
+	 */
+	spin_lock(&r->lock);
+	dead = hl_head_retire(&r->head);
+	spin_unlock(&r->lock);
+	if (!dead)
+		return false;
+	rhashtable_remove_fast(&hl_space.table, &r->node, hl_res_params);
+	atomic_dec(&parent->children);
+	atomic_long_dec(&hl_space.nr_res);
+	/* Lookups and fast paths may still be looking at it. */
+	call_rcu(&r->rcu, hl_res_free_rcu);
+	return true;
+}
+
+/*
+ * Free every unused resource: leaves first, then, on the next pass, the
+ * parents they left without children.  Each step holds one head lock for
+ * O(CPUs); the walk sleeps between steps when asked to.
+ */
+static void hl_reclaim(void)
+{
+	struct rhashtable_iter iter;
+	unsigned int pass;
+	long freed = 1;
+
+	for (pass = 0; freed && pass <= HL_MAX_LEVELS; pass++) {
+		struct hl_res *r;
+
+		freed = 0;
+		rhashtable_walk_enter(&hl_space.table, &iter);
+		rhashtable_walk_start(&iter);
+		while ((r = rhashtable_walk_next(&iter))) {
+			if (IS_ERR(r)) {
+				if (PTR_ERR(r) == -EAGAIN)
+					continue;
+				break;
+			}
+			freed += hl_res_reclaim(r);
+			if (need_resched()) {
+				rhashtable_walk_stop(&iter);
+				cond_resched();
+				rhashtable_walk_start(&iter);
+			}
+		}
+		rhashtable_walk_stop(&iter);
+		rhashtable_walk_exit(&iter);
+	}
+	WRITE_ONCE(hl_space.reclaim_at,
+		   max(2 * atomic_long_read(&hl_space.nr_res),
+		       (long)HL_RECLAIM_MIN));
+}
+
+static void hl_reclaim_work(struct work_struct *work)
+{
+	hl_reclaim();
+}
+
+/**
+ * hl_space_init() - Set up the resource table and the root.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int hl_space_init(void)
+{
+	int ret;
+
+	atomic_long_set(&hl_space.nr_res, 0);
+	hl_space.reclaim_at = HL_RECLAIM_MIN;
+	INIT_WORK(&hl_space.reclaim, hl_reclaim_work);
+	hl_space.req_cache = KMEM_CACHE(hl_req, SLAB_ACCOUNT);
+	if (!hl_space.req_cache)
+		return -ENOMEM;
+	ret = rhashtable_init(&hl_space.table, &hl_res_params);
+	if (ret)
+		goto err_cache;
+	ret = -ENOMEM;
+	hl_space.root = kzalloc(sizeof(*hl_space.root), GFP_KERNEL);
+	if (!hl_space.root)
+		goto err_table;
+	hl_head_init(&hl_space.root->head, NULL);
+	spin_lock_init(&hl_space.root->lock);
+	/* The root is never hashed nor freed; it always has partitions. */
+	hl_space.root->parts = hl_parts_alloc();
+	if (!hl_space.root->parts)
+		goto err_root;
+	spin_lock(&hl_space.root->lock);
+	hl_head_set_parts(&hl_space.root->head);
+	spin_unlock(&hl_space.root->lock);
+	return 0;
+
+err_root:
+	kfree(hl_space.root);
+err_table:
+	rhashtable_destroy(&hl_space.table);
+err_cache:
+	kmem_cache_destroy(hl_space.req_cache);
+	return ret;
+}
+
+/**
+ * hl_space_exit() - Free every resource and the table.
+ *
+ * Context: every locker is gone.
+ */
+void hl_space_exit(void)
+{
+	unsigned int tries;
+
+	cancel_work_sync(&hl_space.reclaim);
+	/* A walk may miss entries while the table shrinks: walk again. */
+	for (tries = 0; atomic_long_read(&hl_space.nr_res) &&
+	     tries < HL_EXIT_TRIES; tries++)
+		hl_reclaim();
+	WARN_ON_ONCE(atomic_long_read(&hl_space.nr_res));
+	rhashtable_destroy(&hl_space.table);
+	hl_res_free(hl_space.root);
+	/* The resources freed after a grace period. */
+	rcu_barrier();
+	kmem_cache_destroy(hl_space.req_cache);
+}

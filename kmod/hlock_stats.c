@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock: statistics, the slow-wait log and tracepoints.
+ *
+ * Statistics are kept per locker (under its lock) and module-wide in
+ * per-CPU counters summed on read, so the uncontended path writes no
+ * shared cache line for them.  The hooks hl_note_*() of hlock_core feed
+ * both, and the tracepoints.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/minmax.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/ratelimit.h>
+#include <linux/string.h>
+
+#include "hlock_internal.h"
+
+#define CREATE_TRACE_POINTS
+#include "hlock_trace.h"
+
+bool hl_stats_on = true;
+module_param_named(stats, hl_stats_on, bool, 0644);
+MODULE_PARM_DESC(stats, "Keep lock statistics (module-wide and per locker)");
+
+static unsigned int hl_slow_ms = 100;
+module_param_named(slow_ms, hl_slow_ms, uint, 0644);
+MODULE_PARM_DESC(slow_ms,
+		 "Log acquisitions that waited at least this long, in ms (0: off)");
+
+struct hlock_stats __percpu *hl_pcpu_stats;
+
+static unsigned int hl_stat_level(unsigned int level)
+{
+	return min_t(unsigned int, level, HLOCK_LEVEL_OBJECT);
+}
+
+static int hl_pid(struct hl_file *f)
+{
+	return hl_file_pid_ns(f, &init_pid_ns);
+}
+
+/**
+ * hl_note_acquire() - Count a level asked for.
+ * @lk: The locker.
+ * @level: The level of its operation.
+ * @mode: The mode asked for there.
+ *
+ * Context: the locker lock held.
+ */
+void hl_note_acquire(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode)
+{
+	hl_stat_add(hl_file_of(lk),
+		    level[hl_stat_level(level)].acquire_count[mode], 1);
+}
+
+/* Remember who holds what @req waits for, for the slow-wait log. */
+static void hl_note_blockers(struct hl_file *f, unsigned int level,
+			     const struct hl_req *req)
+{
+	struct hl_blockers b = { .max = HL_SLOW_PIDS };
+	unsigned int i, j;
+
+	f->wait_level = level;
+	f->nr_slow = 0;
+	hl_head_blockers(req->head, req, &b);
+	for (i = 0; i < b.named; i++) {
+		const struct hl_req *o = b.reqs[i];
+		pid_t pid;
+
+		/* Holders only: waiters ahead are not "held by". */
+		if (o->state == HL_WAITING)
+			continue;
+		pid = hl_pid(hl_file_of(o->locker));
+		for (j = 0; j < f->nr_slow && f->slow_pids[j] != pid; j++)
+			;
+		if (j == f->nr_slow)
+			f->slow_pids[f->nr_slow++] = pid;
+	}
+}
+
+/**
+ * hl_note_wait() - A level of an operation starts to wait.
+ * @lk: The locker.
+ * @level: The level.
+ * @mode: The mode asked for there.
+ * @req: The waiting request.
+ *
+ * Context: the locker lock and the head lock held.
+ */
+void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
+		  const struct hl_req *req)
+{
+	struct hl_file *f = hl_file_of(lk);
+
+	f->wait_start = lk->op.now;
+	hl_stat_add(f, level[hl_stat_level(level)].wait_count[mode], 1);
+	if (f->wait_level == HL_NO_WAIT)
+		hl_note_blockers(f, level, req);
+	trace_hlock_wait(hl_pid(f), req->head, mode);
+}
+
+/* Account the wait of @level that ends at @now. */
+static void hl_note_waited(struct hl_file *f, unsigned int level,
+			   unsigned int mode, u64 now)
+{
+	u64 ns = now - f->wait_start;
+
+	f->waited += ns;
+	hl_stat_add(f, level[hl_stat_level(level)].wait_time_ns[mode], ns);
+}
+
+/**
+ * hl_note_granted() - A level of an operation was granted.
+ * @lk: The locker.
+ * @level: The level.
+ * @mode: The mode asked for there.
+ * @waited: Whether it waited first.
+ *
+ * Context: the locker lock held.
+ */
+void hl_note_granted(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode, bool waited)
+{
+	struct hl_file *f = hl_file_of(lk);
+
+	if (waited)
+		hl_note_waited(f, level, mode, lk->op.now);
+	if (trace_hlock_grant_enabled())
+		trace_hlock_grant(hl_pid(f), lk->op.heads[level], mode);
+}
+
+/**
+ * hl_note_withdrawn() - A waiting level of an operation was withdrawn.
+ * @lk: The locker.
+ * @level: The level.
+ * @mode: The mode asked for there.
+ *
+ * Context: the locker lock held.
+ */
+void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
+		       unsigned int mode)
+{
+	hl_note_waited(hl_file_of(lk), level, mode, hl_clock());
+}
+
+/**
+ * hl_note_convert() - A request starts converting.
+ * @req: The request.
+ * @target: The mode it converts to.
+ *
+ * Context: its locker's lock held.
+ */
+void hl_note_convert(struct hl_req *req, unsigned int target)
+{
+	if (trace_hlock_convert_enabled())
+		trace_hlock_convert(hl_pid(hl_file_of(req->locker)), req->head,
+				    target);
+}
+
+/**
+ * hl_note_release() - A request is released.
+ * @req: The request.
+ *
+ * Context: its locker's lock held.
+ */
+void hl_note_release(struct hl_req *req)
+{
+	if (trace_hlock_release_enabled())
+		trace_hlock_release(hl_pid(hl_file_of(req->locker)), req->head,
+				    req->mode);
+}
+
+/**
+ * hl_trace_request() - Trace a lock call.
+ * @f: The locker, its path set.
+ * @mode: The mode asked for.
+ * @flags: Its flags.
+ * @timeout_ns: Its timeout.
+ */
+void hl_trace_request(struct hl_file *f, unsigned int mode,
+		      unsigned int flags, s64 timeout_ns)
+{
+	if (trace_hlock_request_enabled())
+		trace_hlock_request(hl_pid(f), f->pathbuf, mode, flags,
+				    timeout_ns);
+}
+
+/**
+ * hl_gave_up() - A lock call gave up; count and trace it.
+ * @f: The locker.
+ * @mode: The mode asked for.
+ * @ret: -EINTR, or a timeout (-ETIMEDOUT, -EAGAIN).
+ *
+ * Context: the locker lock held.
+ */
+void hl_gave_up(struct hl_file *f, unsigned int mode, int ret)
+{
+	if (ret == -EINTR) {
+		hl_stat_add(f, interrupts, 1);
+		trace_hlock_cancel(hl_pid(f), f->pathbuf, mode,
+				   HLOCK_CANCEL_SIGNAL);
+	} else {
+		hl_stat_add(f, timeouts, 1);
+		trace_hlock_timeout(hl_pid(f), f->pathbuf, mode);
+	}
+}
+
+/**
+ * hl_note_cancel() - A queued request is withdrawn by unlock or close.
+ * @f: The locker.
+ * @why: HLOCK_CANCEL_UNLOCK or HLOCK_CANCEL_CLOSE.
+ *
+ * Context: the locker lock held.
+ */
+void hl_note_cancel(struct hl_file *f, unsigned int why)
+{
+	hl_stat_add(f, cancels, 1);
+	trace_hlock_cancel(hl_pid(f), f->pathbuf, f->lk.op.mode, why);
+}
+
+/**
+ * hl_slow_log() - Log an operation that waited at least slow_ms.
+ * @f: The locker, whose operation was just granted.
+ *
+ * Context: the locker lock held.
+ */
+void hl_slow_log(struct hl_file *f)
+{
+	u64 ms = READ_ONCE(hl_slow_ms);
+	char pids[HL_SLOW_PIDS * 12] = "";
+	unsigned int i, n = 0;
+
+	if (!ms || f->waited < ms * NSEC_PER_MSEC)
+		return;
+	for (i = 0; i < f->nr_slow; i++)
+		n += scnprintf(pids + n, sizeof(pids) - n, "%s%d",
+			       i ? ", " : "", f->slow_pids[i]);
+	/* Users choose paths and command names: escape them. */
+	pr_info_ratelimited("slow wait: pid %d (%*pE) waited %llu ms for %s on \"%*pE\" (queued at level %u); held by pids %s when the wait began\n",
+			    hl_pid(f), (int)strnlen(f->comm, sizeof(f->comm)),
+			    f->comm, div_u64(f->waited, NSEC_PER_MSEC),
+			    hl_mode_name(f->lk.op.mode),
+			    (int)strlen(f->pathbuf), f->pathbuf, f->wait_level,
+			    n ? pids : "(none)");
+}
+
+/**
+ * hl_stats_sum() - The module-wide statistics: the per-CPU counters
+ *	summed.
+ * @st: Filled in.
+ */
+void hl_stats_sum(struct hlock_stats *st)
+{
+	u64 *sum = (u64 *)st;
+	unsigned int cpu, i;
+
+	BUILD_BUG_ON(sizeof(*st) % sizeof(u64));
+	memset(st, 0, sizeof(*st));
+	for_each_possible_cpu(cpu) {
+		const u64 *c = (const u64 *)per_cpu_ptr(hl_pcpu_stats, cpu);
+
+		for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
+			sum[i] += READ_ONCE(c[i]);
+	}
+}
+
+/**
+ * hl_stats_init() - Allocate the module-wide counters.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int hl_stats_init(void)
+{
+	hl_pcpu_stats = alloc_percpu(struct hlock_stats);
+	return hl_pcpu_stats ? 0 : -ENOMEM;
+}
+
+/**
+ * hl_stats_exit() - Free the module-wide counters.
+ */
+void hl_stats_exit(void)
+{
+	free_percpu(hl_pcpu_stats);
+}

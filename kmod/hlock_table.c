@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock: the lock table, for HLOCK_IOC_TABLE and debugfs.
+ *
+ * The table is built locker by locker into memory of its own, then copied
+ * out, so nothing touches user memory under a lock.  Each locker is
+ * walked under its own mutex (it may sleep there), each waiting request's
+ * blockers are found under its head lock in bounded time
+ * (hl_head_blockers()), and no lock is held from one locker to the next:
+ * the table of a thousand waiters costs others nothing but CPU time.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include "hlock_internal.h"
+
+/* Records between two looks at the scheduler. */
+#define HL_TABLE_BATCH	64
+/* The first buffer of a table. */
+#define HL_TABLE_MIN	4096
+
+/* A table being built. */
+struct hl_snap {
+	char *buf;
+	size_t cap;
+	size_t off;
+	size_t limit;
+	unsigned int count;
+	struct pid_namespace *ns;
+	u64 now;
+};
+
+/* Bytes of a lock record for a path of @len bytes. */
+static size_t hl_rec_size(unsigned int len)
+{
+	return ALIGN(sizeof(struct hlock_lock_record) + len + 1, 8);
+}
+
+/*
+ * Room for @size more bytes, if the table may hold them.  Return: where
+ * they go, or NULL (only counted).  Context: may sleep.
+ */
+static void *hl_snap_room(struct hl_snap *s, size_t size, int *err)
+{
+	size_t cap;
+	char *buf;
+
+	if (s->off + size > s->limit)
+		return NULL;
+	if (s->off + size > s->cap) {
+		cap = max3(2 * s->cap, s->off + size, (size_t)HL_TABLE_MIN);
+		cap = min(cap, s->limit);
+		buf = kvmalloc(cap, GFP_KERNEL_ACCOUNT);
+		if (!buf) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		if (s->off)
+			memcpy(buf, s->buf, s->off);
+		kvfree(s->buf);
+		s->buf = buf;
+		s->cap = cap;
+	}
+	return s->buf + s->off;
+}
+
+/* The pids of @b's blockers into @rec, each once.  Context: head lock. */
+static void hl_rec_blockers(struct hlock_lock_record *rec,
+			    const struct hl_blockers *b,
+			    struct pid_namespace *ns)
+{
+	unsigned int i, j, n = 0;
+
+	rec->nr_blockers = b->nr;
+	for (i = 0; i < b->named; i++) {
+		u32 pid = hl_file_pid_ns(hl_file_of(b->reqs[i]->locker), ns);
+
+		for (j = 0; j < n && rec->blockers[j] != pid; j++)
+			;
+		if (j == n)
+			rec->blockers[n++] = pid;
+	}
+}
+
+/*
+ * The record of @req of @f.  @pending: the request of the operation's
+ * waiting level, whose state only its head lock tells.  Context: f->lock.
+ */
+static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
+		       struct hl_req *req, bool pending)
+{
+	unsigned int len = hl_path_len(req->head);
+	size_t size = hl_rec_size(len);
+	struct hlock_lock_record *rec;
+	struct hl_blockers b = { .max = HLOCK_MAX_BLOCKERS };
+	bool accounted = !pending || f->lk.op.step[f->lk.op.level] != HL_STEP_NEW;
+	int err = 0;
+
+	rec = hl_snap_room(s, size, &err);
+	s->off += size;
+	if (!rec)
+		return err;
+	/* The whole record, padding after the path too: it goes to users. */
+	memset(rec, 0, size);
+	rec->rec_len = size;
+	rec->path_len = len;
+	rec->pid = hl_file_pid_ns(f, s->ns);
+	if (rec->pid)
+		memcpy(rec->comm, f->comm, sizeof(rec->comm));
+	if (pending) {
+		hl_head_lock(req->head);
+		rec->mode = req->mode;
+		rec->state = req->state == HL_CONVERTING ?
+			     HLOCK_STATE_CONVERTING :
+			     req->state == HL_WAITING ? HLOCK_STATE_WAITING :
+			     HLOCK_STATE_GRANTED;
+		if (req->state != HL_GRANTED) {
+			rec->convert_mode = req->convert;
+			hl_head_blockers(req->head, req, &b);
+			hl_rec_blockers(rec, &b, s->ns);
+			rec->wait_ns = s->now - f->wait_start;
+		}
+		hl_head_unlock(req->head);
+	} else {
+		rec->mode = req->mode;
+		rec->state = HLOCK_STATE_GRANTED;
+	}
+	if (rec->state != HLOCK_STATE_WAITING && accounted)
+		rec->held_ns = s->now - req->since;
+	hl_path_fill(req->head, (char *)(rec + 1), len);
+	s->count++;
+	return 0;
+}
+
+/* Every record of @f.  Context: may sleep; takes f->lock. */
+static int hl_snap_file(struct hl_snap *s, struct hl_file *f)
+{
+	struct hl_locker *lk = &f->lk;
+	struct hl_op *op = &lk->op;
+	struct hl_req *req, *pending = NULL;
+	unsigned int n = 0;
+	int err = 0;
+
+	mutex_lock(&f->lock);
+	if (op->state == HL_OP_WAITING && op->queued)
+		pending = op->reqs[op->level];
+	list_for_each_entry(req, &lk->reqs, locker_node) {
+		err = hl_snap_req(s, f, req, req == pending);
+		if (err)
+			break;
+		if (++n % HL_TABLE_BATCH == 0)
+			cond_resched();
+	}
+	/* A new request that waits is on no list of the locker yet. */
+	if (!err && pending && op->step[op->level] == HL_STEP_NEW)
+		err = hl_snap_req(s, f, pending, true);
+	mutex_unlock(&f->lock);
+	return err;
+}
+
+/*
+ * Build the lock table, pids as seen in @ns, keeping at most @limit bytes
+ * (the rest is only counted).  Return: 0 or -ENOMEM; @s->off is the size
+ * the whole table needs.
+ */
+static int hl_snap_build(struct hl_snap *s, size_t limit,
+			 struct pid_namespace *ns)
+{
+	unsigned long id = 0;
+	struct hl_file *f;
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->limit = limit;
+	s->ns = ns;
+	s->now = hl_clock();
+	for (;;) {
+		xa_lock(&hl_lockers);
+		f = xa_find(&hl_lockers, &id, ULONG_MAX, XA_PRESENT);
+		/* Going away once out of the array: its reference is 0. */
+		while (f && !refcount_inc_not_zero(&f->ref)) {
+			id++;
+			f = xa_find(&hl_lockers, &id, ULONG_MAX, XA_PRESENT);
+		}
+		xa_unlock(&hl_lockers);
+		if (!f)
+			break;
+		err = hl_snap_file(s, f);
+		hl_file_put(f);
+		if (err)
+			break;
+		cond_resched();
+		id++;
+	}
+	return err;
+}
+
+/**
+ * hl_ioctl_table() - HLOCK_IOC_TABLE.
+ * @usize: Size of the caller's struct hlock_table_args.
+ * @uarg: It.
+ *
+ * Return: 0 or -errno, as HLOCK_IOC_TABLE.
+ */
+long hl_ioctl_table(size_t usize, void __user *uarg)
+{
+	struct hlock_table_args args;
+	struct hl_snap s;
+	long ret;
+
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags || args.reserved[0] || args.reserved[1])
+		return -EINVAL;
+	ret = hl_snap_build(&s, args.size, task_active_pid_ns(current));
+	if (!ret) {
+		args.needed = s.off;
+		args.count = 0;
+		if (s.off > args.size) {
+			ret = -ENOSPC;
+		} else if (s.off) {
+			if (copy_to_user(u64_to_user_ptr(args.buf), s.buf,
+					 s.off))
+				ret = -EFAULT;
+			else
+				args.count = s.count;
+		}
+	}
+	kvfree(s.buf);
+	if (ret && ret != -ENOSPC)
+		return ret;
+	if (copy_to_user(uarg, &args, sizeof(args)))
+		return -EFAULT;
+	return ret;
+}
+
+/*
+ * Print @s as printable ASCII: users choose paths and command names, and
+ * must not be able to forge lines of this file.
+ */
+static void hl_seq_escaped(struct seq_file *m, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c < ' ' || c > '~' || c == '"' || c == '\\')
+			seq_printf(m, "\\x%02x", c);
+		else
+			seq_putc(m, c);
+	}
+}
+
+/* /sys/kernel/debug/hlock/locks: the lock table for administrators. */
+static int hl_locks_show(struct seq_file *m, void *v)
+{
+	const struct hlock_lock_record *rec;
+	unsigned int i, b;
+	struct hl_snap s;
+	size_t off = 0;
+	int ret;
+
+	ret = hl_snap_build(&s, SIZE_MAX, task_active_pid_ns(current));
+	if (ret) {
+		kvfree(s.buf);
+		return ret;
+	}
+	seq_printf(m, "%-16s %7s %-4s %-10s %14s %14s %-24s %s\n", "COMMAND",
+		   "PID", "MODE", "STATE", "WAIT_NS", "HELD_NS", "BLOCKERS",
+		   "RESOURCE");
+	for (i = 0; i < s.count; i++, off += rec->rec_len) {
+		char mode[8];
+
+		rec = (const void *)(s.buf + off);
+		if (rec->state == HLOCK_STATE_CONVERTING)
+			scnprintf(mode, sizeof(mode), "%s>%s",
+				  hl_mode_name(rec->mode),
+				  hl_mode_name(rec->convert_mode));
+		else
+			strscpy(mode, hl_mode_name(rec->mode), sizeof(mode));
+		hl_seq_escaped(m, rec->comm);
+		seq_printf(m, "%*s %7u %-4s %-10s %14llu %14llu ",
+			   (int)(16 - min_t(size_t, strlen(rec->comm), 16)), "",
+			   rec->pid, mode,
+			   rec->state == HLOCK_STATE_GRANTED ? "granted" :
+			   rec->state == HLOCK_STATE_WAITING ? "waiting" :
+			   "converting", rec->wait_ns, rec->held_ns);
+		for (b = 0; b < min_t(u32, rec->nr_blockers,
+				      HLOCK_MAX_BLOCKERS) && rec->blockers[b];
+		     b++)
+			seq_printf(m, "%s%u", b ? "," : "", rec->blockers[b]);
+		seq_printf(m, "%*s\"", b ? 1 : 2, "");
+		hl_seq_escaped(m, (const char *)(rec + 1));
+		seq_puts(m, "\"\n");
+		if (i % HL_TABLE_BATCH == 0)
+			cond_resched();
+	}
+	kvfree(s.buf);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(hl_locks);
+
+static struct dentry *hl_debugfs;
+
+/**
+ * hl_debugfs_init() - Create /sys/kernel/debug/hlock/locks.
+ *
+ * Optional: the module works without it.
+ */
+void hl_debugfs_init(void)
+{
+	hl_debugfs = debugfs_create_dir("hlock", NULL);
+	debugfs_create_file("locks", 0400, hl_debugfs, NULL, &hl_locks_fops);
+}
+
+/**
+ * hl_debugfs_exit() - Remove what hl_debugfs_init() created.
+ */
+void hl_debugfs_exit(void)
+{
+	debugfs_remove(hl_debugfs);
+}
