@@ -229,7 +229,7 @@ static void repart(struct hl_head *h)
  */
 void hl_head_set_parts(struct hl_head *h)
 {
-	/* The fast path reads the flag unlocked, then uses the partitions. */
+	/* Pairs with part_grant(), which reads it unlocked. */
 	smp_store_release(&h->has_parts, true);
 	repart(h);
 }
@@ -490,8 +490,10 @@ static bool part_grant(struct hl_head *h, struct hl_req *req)
 {
 	struct hl_part *p;
 
-	if (!smp_load_acquire(&h->has_parts) || req->flags ||
-	    (req->mode != HLOCK_IS && req->mode != HLOCK_IX))
+	if (req->flags || (req->mode != HLOCK_IS && req->mode != HLOCK_IX))
+		return false;
+	/* Pairs with hl_head_set_parts(): the partitions are ready. */
+	if (!smp_load_acquire(&h->has_parts))
 		return false;
 	p = hl_part_lock_local(h);
 	if (!READ_ONCE(h->partitioned)) {
@@ -629,6 +631,7 @@ void hl_locker_init(struct hl_locker *lk)
 	lk->index = lk->index_inline;
 	lk->index_bits = HL_INDEX_INLINE_BITS;
 	lk->nr_reqs = 0;
+	lk->last = NULL;
 	lk->nr_spare = 0;
 	for (b = 0; b < ARRAY_SIZE(lk->index_inline); b++)
 		INIT_HLIST_HEAD(&lk->index_inline[b]);
@@ -746,15 +749,15 @@ static bool needs_ix(unsigned int m)
 	return hl_intent(m) == HLOCK_IX;
 }
 
-/* @req's mode went from @old to @new: tell its ancestors' counts. */
+/*
+ * @req's mode went from @old to @new: tell its parent's count.  Only the
+ * direct children count: a deeper request that needs IX has an IX (or
+ * more) on every level between, so its parent there already says so.
+ */
 static void ix_update(struct hl_req *req, unsigned int old, unsigned int new)
 {
-	struct hl_req *a;
-
-	if (needs_ix(old) == needs_ix(new))
-		return;
-	for (a = req->up; a; a = a->up)
-		a->ix_below += needs_ix(new) ? 1 : -1;
+	if (req->up && needs_ix(old) != needs_ix(new))
+		req->up->ix_below += needs_ix(new) ? 1 : -1;
 }
 
 /* A new request was granted: the locker holds it from now on. */
@@ -777,6 +780,8 @@ static void req_release(struct hl_locker *lk, struct hl_req *req,
 			struct hl_grants *g)
 {
 	hl_note_release(req);
+	if (lk->last == req)
+		lk->last = NULL;
 	ix_update(req, req->mode, HLOCK_NL);
 	list_del(&req->locker_node);
 	hlist_del(&req->index_node);
@@ -1180,13 +1185,16 @@ void hl_op_cancel(struct hl_locker *lk, struct hl_grants *g)
  * @lk: The locker.
  * @g: Lockers granted when an unpinned request went away.
  *
- * Unpins the requests the operation found on its way, deepest first.
+ * Unpins the requests the operation found on its way, deepest first; a
+ * granted one's target becomes the locker's @last.
  */
 void hl_op_finish(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
 	unsigned int l = op->nr;
 
+	if (op->state == HL_OP_GRANTED)
+		lk->last = op->reqs[op->nr - 1];
 	while (l-- > 0) {
 		if (op->pinned & (1U << l)) {
 			op->reqs[l]->pin--;

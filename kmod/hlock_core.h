@@ -158,7 +158,7 @@ struct hl_locker;
  *	here.
  * @pin: Set while the locker's operation in flight runs through this
  *	resource: the request stays even with no acquisition left.
- * @ix_below: The locker's requests below this resource whose mode needs
+ * @ix_below: The locker's requests on child resources whose mode needs
  *	IX here (IX, SIX or X): what a downgrade must leave.
  * @mode: Granted mode; for a waiting request, the requested mode.  While
  *	converting, still the mode held.
@@ -257,6 +257,8 @@ struct hl_op {
  *	the locker's request on a resource is O(1), however many it holds.
  * @index_bits: Size of @index.
  * @nr_reqs: Entries in @reqs.
+ * @last: The target request of the last path lock collected, while it
+ *	is held: the caller may find it by its path without a lookup.
  * @spare: Free requests, enough for any one path (hl_op_start()).
  * @nr_spare: Entries in @spare.
  * @grant_node: Entry in a struct hl_grants while a continuation is due.
@@ -272,6 +274,7 @@ struct hl_locker {
 	struct hlist_head *index;
 	unsigned int index_bits;
 	unsigned int nr_reqs;
+	struct hl_req *last;
 	struct hl_req *spare[HL_MAX_LEVELS];
 	unsigned int nr_spare;
 	struct list_head grant_node;

@@ -106,8 +106,10 @@ struct hl_path {
  * @wait_level: Level of its first wait, HL_NO_WAIT before one.
  * @nr_slow: Entries in @slow_pids.
  * @slow_pids: Holders that blocked its first wait, for the slow-wait log.
- * @path: The path of the operation in flight, parsed; its names point
- *	into @pathbuf.
+ * @last_path: @path is that of the last lock collected, whose target is
+ *	lk.last while the locker holds it.
+ * @path: The path of the operation in flight or of the last one, parsed;
+ *	its names point into @pathbuf.
  * @pathbuf: That path, NUL-terminated.
  */
 struct hl_file {
@@ -127,6 +129,7 @@ struct hl_file {
 	unsigned int wait_level;
 	unsigned int nr_slow;
 	pid_t slow_pids[HL_SLOW_PIDS];
+	bool last_path;
 	struct hl_path path;
 	char pathbuf[HLOCK_PATH_MAX + 1];
 };

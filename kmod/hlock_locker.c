@@ -198,6 +198,8 @@ static ktime_t hl_deadline(s64 timeout_ns)
 /* Empty the slot after its operation was collected or undone. */
 static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
 {
+	/* A granted path stays in f->path: unlock can find it there. */
+	f->last_path = f->lk.op.state == HL_OP_GRANTED;
 	hl_op_finish(&f->lk, g);
 	WRITE_ONCE(f->granted, false);
 	f->async = false;
@@ -278,6 +280,7 @@ int hl_do_lock(struct hl_file *f, const struct hl_path *p, const char *path,
 	if (ret)
 		goto out_unlock;
 	hl_file_owner(f);
+	f->last_path = false;
 	hl_file_set_path(f, p, path);
 	hl_trace_request(f, mode, flags, timeout_ns);
 	ret = hl_file_prepare(f);
@@ -392,20 +395,32 @@ int hl_do_wait(struct hl_file *f, s64 timeout_ns)
 }
 
 /*
- * Where @p lies against the path of the operation in flight: 0 off it,
- * 1 on it above the last level, 2 the last level itself.
+ * Where @p lies against the locker's last path: 0 off it, 1 on it above
+ * the last level, 2 the last level itself.
  */
-static int hl_on_op_path(struct hl_file *f, const struct hl_path *p)
+static int hl_on_path(struct hl_file *f, const struct hl_path *p)
 {
 	unsigned int l;
 
-	if (f->lk.op.state == HL_OP_IDLE || p->nr > f->path.nr)
+	if (p->nr > f->path.nr)
 		return 0;
 	for (l = 1; l < p->nr; l++)
 		if (p->len[l] != f->path.len[l] ||
 		    memcmp(p->name[l], f->path.name[l], p->len[l]))
 			return 0;
 	return p->nr == f->path.nr ? 2 : 1;
+}
+
+/*
+ * The resource of @p: the target of the last lock collected when @p names
+ * it (the locker holds it, so it is alive), else looked up.  Context:
+ * RCU read lock and f->lock held.
+ */
+static struct hl_head *hl_file_find(struct hl_file *f, const struct hl_path *p)
+{
+	if (f->last_path && f->lk.last && hl_on_path(f, p) == 2)
+		return f->lk.last->head;
+	return hl_path_find(p);
 }
 
 /**
@@ -428,7 +443,8 @@ int hl_do_path(struct hl_file *f, unsigned int cmd, const struct hl_path *p,
 
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	on = cmd == HLOCK_IOC_HELD ? 0 : hl_on_op_path(f, p);
+	on = cmd == HLOCK_IOC_HELD || lk->op.state == HL_OP_IDLE ? 0 :
+	     hl_on_path(f, p);
 	if (on) {
 		/* Unlocking the target cancels the queued request. */
 		if (cmd != HLOCK_IOC_UNLOCK || !f->async || on != 2) {
@@ -453,7 +469,7 @@ int hl_do_path(struct hl_file *f, unsigned int cmd, const struct hl_path *p,
 	 * resource while it is compared with the locker's requests.
 	 */
 	rcu_read_lock();
-	h = hl_path_find(p);
+	h = hl_file_find(f, p);
 	if (cmd == HLOCK_IOC_HELD)
 		ret = h ? hl_held(lk, h) : HLOCK_NL;
 	else if (!h)

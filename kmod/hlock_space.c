@@ -382,22 +382,24 @@ int hl_path_parse(struct hl_path *p, const char *buf, unsigned int len)
 	p->len[0] = 0;
 	if (!len)
 		return 0;
-	while (i <= len) {
-		const char *s = buf + i, *e = memchr(s, '/', len - i);
-		unsigned int n = e ? e - s : len - i;
+	/* One pass: names are short, and each byte is looked at once. */
+	for (;;) {
+		unsigned int start = i;
 
-		if (!n)
+		while (i < len && buf[i] != '/' && buf[i])
+			i++;
+		if (i < len && !buf[i])
 			return -EINVAL;
-		if (n > HLOCK_NAME_MAX || p->nr > HLOCK_MAX_DEPTH)
+		if (i == start)
+			return -EINVAL;
+		if (i - start > HLOCK_NAME_MAX || p->nr > HLOCK_MAX_DEPTH)
 			return -ENAMETOOLONG;
-		if (memchr(s, '\0', n))
-			return -EINVAL;
-		p->name[p->nr] = s;
-		p->len[p->nr] = n;
+		p->name[p->nr] = buf + start;
+		p->len[p->nr] = i - start;
 		p->nr++;
-		i += n + 1;
+		if (i++ == len)
+			return 0;
 	}
-	return 0;
 }
 
 /**

@@ -588,10 +588,8 @@ static void check_invariants(void)
 			CHECK(!r->up || r->up->head == r->head->parent,
 			      "locker %d: up", w);
 			list_for_each_entry(d, &lockers[w].lk.reqs, locker_node)
-				for (p = d->up; p; p = p->up)
-					if (p == r && hl_intent(d->mode) ==
-					    HLOCK_IX)
-						ix++;
+				if (d->up == r && hl_intent(d->mode) == HLOCK_IX)
+					ix++;
 			if (lockers[w].lk.op.state != HL_OP_IDLE)
 				continue;
 			CHECK(ix == r->ix_below, "locker %d: ix_below %u != %u",
