@@ -84,7 +84,7 @@ struct hl_path {
  * struct hl_file - A locker: one open file description of /dev/hlock.
  * @lk: The locker (hlock_core).
  * @lock: The locker lock: protects @lk and the fields below but for
- *	@ref, @wq, @granted and @gen.
+ *	@ref, @wq and @granted; @gen is written under it and read without.
  * @ref: References: the file, and continuations due (hl_grant_notify()).
  * @id: Its index in hl_lockers, for the lock table.
  * @wq: Where the locker's waiters and pollers sleep.
@@ -94,6 +94,7 @@ struct hl_path {
  *	on every transition a sleeper may wait for (granted, collected or
  *	withdrawn).  Sleepers wait for it to move, then look again under
  *	the lock: a flag could be set and cleared again while they sleep.
+ * @wake: @gen moved: wake @wq once the lock is dropped.
  * @async: The operation in flight was queued with HLOCK_F_ASYNC; only
  *	such an operation can be collected by HLOCK_IOC_WAIT or cancelled by
  *	HLOCK_IOC_UNLOCK.
@@ -120,6 +121,7 @@ struct hl_file {
 	wait_queue_head_t wq;
 	bool granted;
 	unsigned int gen;
+	bool wake;
 	bool async;
 	struct pid __rcu *owner;
 	char comm[HLOCK_COMM_LEN];

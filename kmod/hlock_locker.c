@@ -85,16 +85,30 @@ int hl_file_pid_ns(struct hl_file *f, struct pid_namespace *ns)
 }
 
 /*
- * The slot of @f moved on: tell its sleepers, if any (a lock granted at
- * once has none, and need not take the wait queue's lock).  The barrier
- * in wq_has_sleeper() pairs with the one a sleeper sets its state with
- * before it looks at @gen.  Context: f->lock held.
+ * The slot of @f moved on: its sleepers are woken when the lock is
+ * dropped (hl_file_unlock()), so that they do not wake only to wait for
+ * it.  Context: f->lock held.
  */
 static void hl_slot_changed(struct hl_file *f)
 {
 	lockdep_assert_held(&f->lock);
 	WRITE_ONCE(f->gen, f->gen + 1);
-	if (wq_has_sleeper(&f->wq))
+	f->wake = true;
+}
+
+/*
+ * Drop f->lock and wake the sleepers of a slot that moved on, if any (a
+ * lock granted at once has none, and need not take the wait queue's
+ * lock).  The barrier in wq_has_sleeper() pairs with the one a sleeper
+ * sets its state with before it looks at f->gen.
+ */
+static void hl_file_unlock(struct hl_file *f)
+{
+	bool wake = f->wake;
+
+	f->wake = false;
+	mutex_unlock(&f->lock);
+	if (wake && wq_has_sleeper(&f->wq))
 		wake_up_interruptible_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
 }
 
@@ -157,7 +171,7 @@ void hl_grants_run(struct hl_grants *g)
 		smp_mb__after_atomic();
 		mutex_lock(&f->lock);
 		hl_op_continue(lk, g);
-		mutex_unlock(&f->lock);
+		hl_file_unlock(f);
 		hl_file_put(f);
 	}
 }
@@ -308,7 +322,7 @@ int hl_do_lock(struct hl_file *f, const struct hl_path *p, const char *path,
 	do {
 		unsigned int seen = f->gen;
 
-		mutex_unlock(&f->lock);
+		hl_file_unlock(f);
 		hl_grants_run(&g);
 		ret = hl_wait_slot(f, seen, deadline);
 		mutex_lock(&f->lock);
@@ -330,7 +344,7 @@ out_cancel:
 out_clear:
 	hl_op_clear(f, &g);
 out_unlock:
-	mutex_unlock(&f->lock);
+	hl_file_unlock(f);
 	hl_grants_run(&g);
 	return ret;
 }
@@ -382,14 +396,14 @@ int hl_do_wait(struct hl_file *f, s64 timeout_ns)
 		if (ret)
 			break;
 		seen = f->gen;
-		mutex_unlock(&f->lock);
+		hl_file_unlock(f);
 		hl_grants_run(&g);
 		ret = hl_wait_slot(f, seen, deadline);
 		mutex_lock(&f->lock);
 	}
 	if (ret == -EINTR)
 		hl_stat_add(f, interrupts, 1);
-	mutex_unlock(&f->lock);
+	hl_file_unlock(f);
 	hl_grants_run(&g);
 	return ret;
 }
@@ -480,7 +494,7 @@ int hl_do_path(struct hl_file *f, unsigned int cmd, const struct hl_path *p,
 		ret = hl_downgrade(lk, h, mode, &g);
 	rcu_read_unlock();
 out_unlock:
-	mutex_unlock(&f->lock);
+	hl_file_unlock(f);
 	hl_grants_run(&g);
 	return ret;
 }
@@ -564,13 +578,13 @@ void hl_file_release(struct hl_file *f)
 	if (lk->op.state != HL_OP_IDLE)
 		hl_op_clear(f, &g);
 	while (!hl_locker_release_some(lk, &g, HL_RELEASE_BATCH)) {
-		mutex_unlock(&f->lock);
+		hl_file_unlock(f);
 		hl_grants_run(&g);
 		cond_resched();
 		mutex_lock(&f->lock);
 	}
 	hl_locker_drop_spares(lk);
-	mutex_unlock(&f->lock);
+	hl_file_unlock(f);
 	hl_grants_run(&g);
 	hl_file_put(f);
 }
