@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * core_bench: the grant logic's own cost on the uncontended path, as a
+ * figure that does not depend on the machine: `make -C kmod/test bench`
+ * runs it under callgrind, which counts instructions, once with no pair
+ * and once with many, and prints the instructions per lock+unlock pair.
+ *
+ * The hooks do as little as they can (no locks, a lookup that indexes an
+ * array), so the count is hlock_core.c's: a regression figure for the
+ * core, not a prediction of the kernel's time.
+ *
+ *   core_bench PAIRS DEPTH   lock+unlock X PAIRS times on a path of DEPTH
+ *                            levels below the root (0 to HLOCK_MAX_DEPTH)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlock_core.h"
+
+struct bhead {
+	struct hl_head h;
+	struct hl_part part;
+};
+
+/* heads[l]: level l of the path. */
+static struct bhead heads[HL_MAX_LEVELS];
+static u64 clock_ns;
+
+unsigned int hl_grant_policy(void) { return HLOCK_POLICY_BATCH; }
+u64 hl_clock(void) { return ++clock_ns; }
+void hl_req_free(struct hl_req *req) { free(req); }
+void hl_head_lock(struct hl_head *h) { (void)h; }
+void hl_head_unlock(struct hl_head *h) { (void)h; }
+void hl_part_lock(struct hl_head *h, struct hl_part *p) { (void)h; (void)p; }
+void hl_part_unlock(struct hl_head *h, struct hl_part *p) { (void)h; (void)p; }
+void hl_rcu_lock(void) { }
+void hl_rcu_unlock(void) { }
+void hl_grant_notify(struct hl_locker *lk, struct hl_grants *g)
+{
+	(void)lk;
+	(void)g;
+}
+void hl_op_done(struct hl_locker *lk) { (void)lk; }
+void hl_note_acquire(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode) { (void)lk; (void)level; (void)mode; }
+void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
+		  const struct hl_req *req)
+{
+	(void)lk; (void)level; (void)mode; (void)req;
+}
+void hl_note_granted(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode, bool waited)
+{
+	(void)lk; (void)level; (void)mode; (void)waited;
+}
+void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
+		       unsigned int mode) { (void)lk; (void)level; (void)mode; }
+void hl_note_convert(struct hl_req *req, unsigned int target)
+{
+	(void)req;
+	(void)target;
+}
+void hl_note_release(struct hl_req *req) { (void)req; }
+
+struct hl_part *hl_part_lock_local(struct hl_head *h)
+{
+	return &container_of(h, struct bhead, h)->part;
+}
+
+struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p)
+{
+	return p ? NULL : &container_of(h, struct bhead, h)->part;
+}
+
+struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
+{
+	(void)lk;
+	return &heads[level].h;
+}
+
+int hl_head_create(struct hl_locker *lk, unsigned int level)
+{
+	(void)lk;
+	(void)level;
+	return -ENOMEM;
+}
+
+int main(int argc, char **argv)
+{
+	long pairs = argc > 2 ? atol(argv[1]) : -1, i;
+	unsigned int depth = argc > 2 ? atoi(argv[2]) : 0, l;
+	struct hl_locker lk;
+	struct hl_grants g;
+
+	if (pairs < 0 || depth > HLOCK_MAX_DEPTH) {
+		fprintf(stderr, "usage: core_bench PAIRS DEPTH\n");
+		return 2;
+	}
+	hl_locker_init(&lk);
+	hl_grants_init(&g);
+	for (l = 0; l <= depth; l++) {
+		hl_head_init(&heads[l].h, l ? &heads[l - 1].h : NULL);
+		hl_part_init(&heads[l].part);
+		/* Ancestors have partitions, as in the kernel. */
+		if (l < depth)
+			hl_head_set_parts(&heads[l].h);
+	}
+	for (i = 0; i < HL_MAX_LEVELS; i++)
+		hl_locker_add_spare(&lk, calloc(1, sizeof(struct hl_req)));
+	for (i = 0; i < pairs; i++) {
+		if (hl_op_claim(&lk, depth + 1, HLOCK_X, 0) ||
+		    hl_op_start(&lk, &g))
+			return 1;
+		hl_op_finish(&lk, &g);
+		if (hl_unlock(&lk, &heads[depth].h, &g))
+			return 1;
+	}
+	hl_locker_drop_spares(&lk);
+	return 0;
+}
