@@ -154,6 +154,8 @@ struct hl_head *hl_path_find(const struct hl_path *p);
 unsigned int hl_path_len(const struct hl_head *h);
 void hl_path_fill(const struct hl_head *h, char *dst, unsigned int len);
 struct hl_req *hl_req_alloc(void);
+struct seq_file;
+void hl_space_show(struct seq_file *m);
 
 /* hlock_locker.c */
 extern struct xarray hl_lockers;

@@ -14,11 +14,12 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/hash.h>
+#include <linux/jhash.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <linux/hash.h>
-#include <linux/jhash.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -41,6 +42,7 @@ static struct {
 	struct rhashtable table;
 	struct kmem_cache *req_cache;
 	atomic_long_t nr_res;
+	atomic_long_t reclaimed;	/* resources freed so far */
 	long reclaim_at;		/* reclaim past this many */
 	struct work_struct reclaim;
 } hl_space;
@@ -483,6 +485,7 @@ static bool hl_res_reclaim(struct hl_res *r)
 	rhashtable_remove_fast(&hl_space.table, &r->node, hl_res_params);
 	atomic_dec(&parent->children);
 	atomic_long_dec(&hl_space.nr_res);
+	atomic_long_inc(&hl_space.reclaimed);
 	/* Lookups and fast paths may still be looking at it. */
 	call_rcu(&r->rcu, hl_res_free_rcu);
 	return true;
@@ -529,6 +532,18 @@ static void hl_reclaim(void)
 static void hl_reclaim_work(struct work_struct *work)
 {
 	hl_reclaim();
+}
+
+/**
+ * hl_space_show() - The resource table's figures, for debugfs.
+ * @m: Where to print them.
+ */
+void hl_space_show(struct seq_file *m)
+{
+	seq_printf(m, "resources %ld\nreclaim_at %ld\nreclaimed %ld\n",
+		   atomic_long_read(&hl_space.nr_res),
+		   READ_ONCE(hl_space.reclaim_at),
+		   atomic_long_read(&hl_space.reclaimed));
 }
 
 /**

@@ -310,10 +310,18 @@ static int hl_locks_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(hl_locks);
 
+/* /sys/kernel/debug/hlock/resources: the resource table's figures. */
+static int hl_resources_show(struct seq_file *m, void *v)
+{
+	hl_space_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(hl_resources);
+
 static struct dentry *hl_debugfs;
 
 /**
- * hl_debugfs_init() - Create /sys/kernel/debug/hlock/locks.
+ * hl_debugfs_init() - Create /sys/kernel/debug/hlock/{locks,resources}.
  *
  * Optional: the module works without it.
  */
@@ -321,6 +329,8 @@ void hl_debugfs_init(void)
 {
 	hl_debugfs = debugfs_create_dir("hlock", NULL);
 	debugfs_create_file("locks", 0400, hl_debugfs, NULL, &hl_locks_fops);
+	debugfs_create_file("resources", 0400, hl_debugfs, NULL,
+			    &hl_resources_fops);
 }
 
 /**

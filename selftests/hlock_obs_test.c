@@ -1884,6 +1884,82 @@ TEST_F_TIMEOUT(obs, debugfs_locks, TEST_TMO)
 	free(txt);
 }
 
+#define DEBUGFS_RESOURCES	DEBUGFS_DIR "/hlock/resources"
+/* Paths the reclaim test spreads its lockers over. */
+#define RECLAIM_NAMES		6000
+#define RECLAIM_ROUNDS		4000
+
+/* One figure of DEBUGFS_RESOURCES, -1 if unreadable. */
+static long resources_figure(const char *key)
+{
+	char *txt = slurp(DEBUGFS_RESOURCES), *p;
+	long v = -1;
+
+	if (txt && (p = strstr(txt, key)))
+		v = strtol(p + strlen(key), NULL, 10);
+	free(txt);
+	return v;
+}
+
+/*
+ * Unused resources are reclaimed while others lock: two processes lock
+ * X on random paths among thousands, counting holders in shared memory,
+ * so that the table outgrows its reclaim threshold and the worker frees
+ * resources under their feet.  Nobody may ever see a second holder, and
+ * every call must succeed.
+ */
+TEST_F_TIMEOUT(obs, resources_reclaimed, 4 * TEST_TMO)
+{
+	long before, after;
+	int *holders;
+	pid_t pid[2];
+	int i;
+
+	if (!fs_is(DEBUGFS_DIR, DEBUGFS_MAGIC_))
+		SKIP(return, "debugfs is not mounted on " DEBUGFS_DIR);
+	before = resources_figure("reclaimed ");
+	ASSERT_LE(0, before);
+	holders = mmap(NULL, RECLAIM_NAMES * sizeof(*holders),
+		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(holders != MAP_FAILED);
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i]) {
+			char name[32];
+			int fd = hlock_open(), r, k;
+
+			srandom(getpid());
+			for (r = 0; fd >= 0 && r < RECLAIM_ROUNDS; r++) {
+				k = random() % RECLAIM_NAMES;
+				snprintf(name, sizeof(name), "rcl%d/%d", k % 7, k);
+				if (hlock_lock(fd, name, X, 0, -1))
+					_exit(2);
+				if (__atomic_add_fetch(&holders[k], 1,
+						       __ATOMIC_SEQ_CST) != 1)
+					_exit(3);
+				__atomic_sub_fetch(&holders[k], 1,
+						   __ATOMIC_SEQ_CST);
+				if (hlock_unlock(fd, name))
+					_exit(4);
+			}
+			_exit(fd < 0 ? 1 : 0);
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		int status = wait_child(pid[i]);
+
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("child %d: status %#x (2 lock, 3 two holders, 4 unlock)",
+			       i, status);
+	}
+	after = resources_figure("reclaimed ");
+	EXPECT_LT(before, after)
+		TH_LOG("no resource was reclaimed (%ld before, %ld after)",
+		       before, after);
+	munmap(holders, RECLAIM_NAMES * sizeof(*holders));
+}
+
 /* ------------------------------------------------------------------ */
 /* The slow-wait log line (sets slow_ms, restores it) */
 
