@@ -5,9 +5,13 @@
 #   make              the module for the running kernel (KDIR) and libhlock
 #   make lib          lib/libhlock.a and lib/libhlock.so
 #   make ko KREL=...  the module for one installed kernel, in build/KREL/
+#   make ko-debug     the module for the debug kernel, in build/debug/
+#   make debug-kernel the 6.12 debug kernel (lockdep, KASAN, UBSAN,
+#                     kmemleak), built once and cached; see scripts/debug-kernel
 #   make selftests    the static kselftest binaries, in build/selftests/
 #   make unit         the grant logic's userspace unit tests (ASan, UBSan)
-#   make check        everything above on 6.1 and 6.12, in VMs
+#   make check        everything above on 6.1, 6.12 and the debug kernel,
+#                     in VMs
 #   make demo         processes sharing hierarchical locks, in a VM
 #   make checkpatch   checkpatch.pl on kmod/ and uapi/
 #   make bench        hlock against flock, OFD, semop...: tables, in 2 VMs
@@ -27,7 +31,7 @@ LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIB_SOVER := 1
 
 .PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools \
-	install bench
+	install bench ko-debug debug-kernel
 
 all: module lib
 
@@ -49,14 +53,25 @@ lib/libhlock.so: $(LIB_OBJS) lib/libhlock.map
 		-Wl,--version-script=lib/libhlock.map -o $@ $(LIB_OBJS)
 
 # Build the module for one Debian kernel (KREL, a /lib/modules name) in a
-# private copy of the sources, so 6.1 and 6.12 objects never mix.
+# private copy of the sources, so 6.1 and 6.12 objects never mix.  KO_KDIR
+# builds against another kernel tree instead, into build/KREL/.
+KO_KDIR	?= /lib/modules/$(KREL)/build
 ko:
 	@test -n "$(KREL)" || { echo "make ko: set KREL" >&2; exit 2; }
 	@mkdir -p $(BUILD)/$(KREL)/src
 	@cp -a Kbuild kmod uapi $(BUILD)/$(KREL)/src/
-	$(MAKE) -C /lib/modules/$(KREL)/build M=$(BUILD)/$(KREL)/src W=1 \
+	$(MAKE) -C $(KO_KDIR) M=$(BUILD)/$(KREL)/src W=1 \
 		KCFLAGS=-Werror modules
 	cp $(BUILD)/$(KREL)/src/kmod/hlock.ko $(BUILD)/$(KREL)/hlock.ko
+
+# The debug kernel is built on first use (about 11 minutes) and cached
+# outside the checkout; its module goes to build/debug/.
+debug-kernel:
+	scripts/debug-kernel
+
+ko-debug:
+	@kdir=$$(scripts/debug-kernel) && \
+		$(MAKE) --no-print-directory ko KREL=debug KO_KDIR="$$kdir"
 
 deps:
 	scripts/install-deps
