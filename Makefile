@@ -64,7 +64,7 @@ ko:
 		KCFLAGS=-Werror modules
 	cp $(BUILD)/$(KREL)/src/kmod/hlock.ko $(BUILD)/$(KREL)/hlock.ko
 
-# The debug kernel is built on first use (about 11 minutes) and cached
+# The debug kernel is built on first use (about 20 minutes) and cached
 # outside the checkout; its module goes to build/debug/.
 debug-kernel:
 	scripts/debug-kernel
