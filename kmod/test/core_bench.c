@@ -27,41 +27,81 @@ struct bhead {
 static struct bhead heads[HL_MAX_LEVELS];
 static u64 clock_ns;
 
-unsigned int hl_grant_policy(void) { return HLOCK_POLICY_BATCH; }
-u64 hl_clock(void) { return ++clock_ns; }
-void hl_req_free(struct hl_req *req) { free(req); }
-void hl_head_lock(struct hl_head *h) { (void)h; }
-void hl_head_unlock(struct hl_head *h) { (void)h; }
-void hl_part_lock(struct hl_head *h, struct hl_part *p) { (void)h; (void)p; }
-void hl_part_unlock(struct hl_head *h, struct hl_part *p) { (void)h; (void)p; }
-void hl_rcu_lock(void) { }
-void hl_rcu_unlock(void) { }
+/* The hooks: no locks, no statistics; -Wno-unused-parameter. */
+unsigned int hl_grant_policy(void)
+{
+	return HLOCK_POLICY_BATCH;
+}
+
+u64 hl_clock(void)
+{
+	return ++clock_ns;
+}
+
+void hl_req_free(struct hl_req *req)
+{
+	free(req);
+}
+
+void hl_head_lock(struct hl_head *h)
+{
+}
+
+void hl_head_unlock(struct hl_head *h)
+{
+}
+
+void hl_part_lock(struct hl_head *h, struct hl_part *p)
+{
+}
+
+void hl_part_unlock(struct hl_head *h, struct hl_part *p)
+{
+}
+
+void hl_rcu_lock(void)
+{
+}
+
+void hl_rcu_unlock(void)
+{
+}
+
 void hl_grant_notify(struct hl_locker *lk, struct hl_grants *g)
 {
-	(void)lk;
-	(void)g;
 }
-void hl_op_done(struct hl_locker *lk) { (void)lk; }
+
+void hl_op_done(struct hl_locker *lk)
+{
+}
+
 void hl_note_acquire(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode) { (void)lk; (void)level; (void)mode; }
+		     unsigned int mode)
+{
+}
+
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 		  const struct hl_req *req)
 {
-	(void)lk; (void)level; (void)mode; (void)req;
 }
+
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
 		     unsigned int mode, bool waited)
 {
-	(void)lk; (void)level; (void)mode; (void)waited;
 }
+
 void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
-		       unsigned int mode) { (void)lk; (void)level; (void)mode; }
+		       unsigned int mode)
+{
+}
+
 void hl_note_convert(struct hl_req *req, unsigned int target)
 {
-	(void)req;
-	(void)target;
 }
-void hl_note_release(struct hl_req *req) { (void)req; }
+
+void hl_note_release(struct hl_req *req)
+{
+}
 
 struct hl_part *hl_part_lock_local(struct hl_head *h)
 {
@@ -75,14 +115,11 @@ struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p)
 
 struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
 {
-	(void)lk;
 	return &heads[level].h;
 }
 
 int hl_head_create(struct hl_locker *lk, unsigned int level)
 {
-	(void)lk;
-	(void)level;
 	return -ENOMEM;
 }
 

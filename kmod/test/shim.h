@@ -14,14 +14,16 @@
 typedef uint64_t u64;
 typedef int64_t s64;
 
-/* sparse's lock annotations. */
-#define __acquires(x)
-#define __releases(x)
+/* sparse's lock annotations mean nothing to gcc. */
+#define __acquires(...)
+#define __releases(...)
 
 /* One thread here: plain accesses. */
 #define READ_ONCE(x)		(x)
 #define WRITE_ONCE(x, v)	((x) = (v))
+/* No other thread to order against: a plain store. */
 #define smp_store_release(p, v)	(*(p) = (v))
+/* Likewise a plain load. */
 #define smp_load_acquire(p)	(*(p))
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
