@@ -556,36 +556,17 @@ static bool part_change(struct hl_head *h, struct hl_req *req,
 	return true;
 }
 
-/* Take the granted @req off its head or partition. */
-static void req_unlink(struct hl_req *req, struct hl_grants *g)
-{
-	struct hl_head *h = req->head;
-
-	/* Partitioned: nothing waits, nobody to grant. */
-	if (req->part && part_change(h, req, HLOCK_NL, false))
-		return;
-	hl_head_lock(h);
-	if (req->part) {
-		part_change(h, req, HLOCK_NL, true);
-	} else {
-		list_del(&req->node);
-		count_sub(h->granted_count, &h->granted_mask, req->mode, 1);
-		if (req->flags & HL_RF_COMPAT_FIRST)
-			h->compat_first--;
-	}
-	grant_pass(h, g);
-	hl_head_unlock(h);
-}
-
 /*
- * Lower the granted @req to @m, which its mode covers, with @flags, and
- * grant what that allows.  Flags first: the grant pass obeys them.
+ * Lower the granted @req to @m, which its mode covers, with @flags, or
+ * take it off its head or partition (@m HLOCK_NL), and grant what that
+ * allows.  Flags first: the grant pass obeys them.
  */
 static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 		      struct hl_grants *g)
 {
 	struct hl_head *h = req->head;
 
+	/* Partitioned: nothing waits, nobody to grant. */
 	if (req->part && part_change(h, req, m, false))
 		return;
 	hl_head_lock(h);
@@ -595,11 +576,15 @@ static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 		/* The root's automatic flags go with its S, SIX or X. */
 		if ((flags & HL_RF_AUTO) && (m == HLOCK_IS || m == HLOCK_IX))
 			flags = 0;
-		req_set_flags(h, req, flags);
+		req_set_flags(h, req, m == HLOCK_NL ? 0 : flags);
 		count_sub(h->granted_count, &h->granted_mask, req->mode, 1);
-		list_move_tail(&req->node, &h->granted[m]);
-		count_add(h->granted_count, &h->granted_mask, m, 1);
-		req->mode = m;
+		if (m == HLOCK_NL) {
+			list_del(&req->node);
+		} else {
+			list_move_tail(&req->node, &h->granted[m]);
+			count_add(h->granted_count, &h->granted_mask, m, 1);
+			req->mode = m;
+		}
 	}
 	grant_pass(h, g);
 	hl_head_unlock(h);
@@ -786,7 +771,7 @@ static void req_release(struct hl_locker *lk, struct hl_req *req,
 	list_del(&req->locker_node);
 	hlist_del(&req->index_node);
 	lk->nr_reqs--;
-	req_unlink(req, g);
+	req_lower(req, HLOCK_NL, 0, g);
 	spare_put(lk, req);
 }
 
