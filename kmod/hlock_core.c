@@ -136,7 +136,7 @@ void hl_part_init(struct hl_part *p)
 	unsigned int i;
 
 	for (i = 0; i < HL_NR_PART_MODES; i++) {
-		INIT_LIST_HEAD(&p->granted[i]);
+		INIT_HLIST_HEAD(&p->granted[i]);
 		p->count[i] = 0;
 	}
 }
@@ -151,7 +151,7 @@ void hl_head_init(struct hl_head *h, struct hl_head *parent)
 	unsigned int i;
 
 	for (i = 0; i < HLOCK_NR_MODES; i++) {
-		INIT_LIST_HEAD(&h->granted[i]);
+		INIT_HLIST_HEAD(&h->granted[i]);
 		INIT_LIST_HEAD(&h->queue[i]);
 		h->granted_count[i] = 0;
 		h->wait_count[i] = 0;
@@ -291,7 +291,7 @@ static void grant_add(struct hl_head *h, struct hl_req *req)
 {
 	req->state = HL_GRANTED;
 	req->part = NULL;
-	list_add_tail(&req->node, &h->granted[req->mode]);
+	hlist_add_head(&req->gnode, &h->granted[req->mode]);
 	count_add(h->granted_count, &h->granted_mask, req->mode, 1);
 	if (req->flags & HL_RF_COMPAT_FIRST)
 		h->compat_first++;
@@ -313,7 +313,8 @@ static void convert_done(struct hl_head *h, struct hl_req *req,
 			 unsigned int target)
 {
 	count_sub(h->granted_count, &h->granted_mask, req->mode, 1);
-	list_move_tail(&req->node, &h->granted[target]);
+	hlist_del(&req->gnode);
+	hlist_add_head(&req->gnode, &h->granted[target]);
 	count_add(h->granted_count, &h->granted_mask, target, 1);
 	req->mode = target;
 	req_set_flags(h, req, req->flags | req->convert_flags);
@@ -366,10 +367,14 @@ static struct hl_req *conv_next(struct hl_head *h)
  */
 static void grant_pass(struct hl_head *h, struct hl_grants *g)
 {
-	bool batch = hl_grant_policy() == HLOCK_POLICY_BATCH, first = true;
+	bool batch, first = true;
 	unsigned int skip = 0;
 	struct hl_req *req;
 
+	/* Pending conversions count in wait_mask too. */
+	if (!h->wait_mask)
+		return;
+	batch = hl_grant_policy() == HLOCK_POLICY_BATCH;
 	while ((req = conv_next(h))) {
 		unsigned int target = req->convert;
 
@@ -502,7 +507,7 @@ static bool part_grant(struct hl_head *h, struct hl_req *req)
 	}
 	req->state = HL_GRANTED;
 	req->part = p;
-	list_add_tail(&req->node, &p->granted[part_slot(req->mode)]);
+	hlist_add_head(&req->gnode, &p->granted[part_slot(req->mode)]);
 	p->count[part_slot(req->mode)]++;
 	hl_part_unlock(h, p);
 	return true;
@@ -517,11 +522,11 @@ static void part_to_head(struct hl_head *h, struct hl_req *req)
 	struct hl_part *p = req->part;
 
 	hl_part_lock(h, p);
-	list_del(&req->node);
+	hlist_del(&req->gnode);
 	p->count[part_slot(req->mode)]--;
 	hl_part_unlock(h, p);
 	req->part = NULL;
-	list_add_tail(&req->node, &h->granted[req->mode]);
+	hlist_add_head(&req->gnode, &h->granted[req->mode]);
 }
 
 /*
@@ -541,10 +546,10 @@ static bool part_change(struct hl_head *h, struct hl_req *req,
 		hl_part_unlock(h, p);
 		return false;
 	}
-	list_del(&req->node);
+	hlist_del(&req->gnode);
 	p->count[part_slot(req->mode)]--;
 	if (m != HLOCK_NL) {
-		list_add_tail(&req->node, &p->granted[part_slot(m)]);
+		hlist_add_head(&req->gnode, &p->granted[part_slot(m)]);
 		p->count[part_slot(m)]++;
 	}
 	hl_part_unlock(h, p);
@@ -578,10 +583,9 @@ static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 			flags = 0;
 		req_set_flags(h, req, m == HLOCK_NL ? 0 : flags);
 		count_sub(h->granted_count, &h->granted_mask, req->mode, 1);
-		if (m == HLOCK_NL) {
-			list_del(&req->node);
-		} else {
-			list_move_tail(&req->node, &h->granted[m]);
+		hlist_del(&req->gnode);
+		if (m != HLOCK_NL) {
+			hlist_add_head(&req->gnode, &h->granted[m]);
 			count_add(h->granted_count, &h->granted_mask, m, 1);
 			req->mode = m;
 		}
@@ -644,24 +648,6 @@ struct hl_req *hl_locker_find(struct hl_locker *lk, struct hl_head *h)
 }
 
 /**
- * hl_locker_index_wanted() - The index size a locker should grow to.
- * @lk: The locker.
- *
- * Return: 0 while its index is big enough for every request it holds and
- * a whole path more (two per bucket on average), else the bits of a
- * bigger index, for hl_locker_index_swap().
- */
-unsigned int hl_locker_index_wanted(const struct hl_locker *lk)
-{
-	unsigned int bits = lk->index_bits;
-
-	while ((lk->nr_reqs + HL_MAX_LEVELS) >> (bits + 1) &&
-	       bits < HL_INDEX_MAX_BITS)
-		bits++;
-	return bits > lk->index_bits ? bits : 0;
-}
-
-/**
  * hl_locker_index_swap() - Move a locker's index to other buckets.
  * @lk: The locker.
  * @index: 1 << @bits buckets, not initialised.
@@ -685,18 +671,6 @@ struct hlist_head *hl_locker_index_swap(struct hl_locker *lk,
 	list_for_each_entry(req, &lk->reqs, locker_node)
 		hlist_add_head(&req->index_node, index_bucket(lk, req->head));
 	return old == lk->index_inline ? NULL : old;
-}
-
-/**
- * hl_locker_spares_needed() - Requests to add before a path lock.
- * @lk: The locker.
- *
- * Return: how many hl_locker_add_spare() calls make hl_op_start() safe
- * for any path: it then never runs out of requests half way.
- */
-unsigned int hl_locker_spares_needed(const struct hl_locker *lk)
-{
-	return HL_MAX_LEVELS - lk->nr_spare;
 }
 
 /**
@@ -942,7 +916,12 @@ static int op_level(struct hl_locker *lk, struct hl_grants *g)
 				return ret;
 		}
 		op->heads[l] = h;
-		req = hl_locker_find(lk, h);
+		/*
+		 * A locker's request on a resource keeps one on its parent:
+		 * below a level that was new to it, it holds nothing.
+		 */
+		req = l && op->step[l - 1] == HL_STEP_NEW ? NULL :
+		      hl_locker_find(lk, h);
 		if (!req) {
 			ret = op_level_new(lk, h, g);
 		} else if (req->own + req->child >= HL_MAX_COUNT) {
@@ -1202,10 +1181,13 @@ void hl_op_finish(struct hl_locker *lk, struct hl_grants *g)
  */
 int hl_unlock(struct hl_locker *lk, struct hl_head *h, struct hl_grants *g)
 {
-	struct hl_req *req = hl_locker_find(lk, h), *up;
+	struct hl_req *req = lk->last, *up;
 	bool own = true;
 	int left;
 
+	/* Most unlocks are of the last lock taken. */
+	if (!req || req->head != h)
+		req = hl_locker_find(lk, h);
 	if (!req || !req->own)
 		return -ENOENT;
 	left = req->own - 1;
@@ -1297,7 +1279,7 @@ static void blockers_in_parts(struct hl_head *h, unsigned int c,
 
 	while (b->named < b->max && (p = hl_part_next(h, p))) {
 		hl_part_lock(h, p);
-		list_for_each_entry(o, &p->granted[part_slot(c)], node)
+		hlist_for_each_entry(o, &p->granted[part_slot(c)], gnode)
 			if (!blocker_add(b, o))
 				break;
 		hl_part_unlock(h, p);
@@ -1333,7 +1315,7 @@ void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
 		b->nr += h->granted_count[c];
 		if (req->state != HL_WAITING && c == req->mode)
 			b->nr--;
-		list_for_each_entry(o, &h->granted[c], node)
+		hlist_for_each_entry(o, &h->granted[c], gnode)
 			if (o != req && !blocker_add(b, o))
 				break;
 		if (h->has_parts && (c == HLOCK_IS || c == HLOCK_IX))

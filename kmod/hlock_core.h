@@ -50,6 +50,7 @@
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
+#include <linux/rcupdate.h>
 #include <linux/types.h>
 #else
 #include "shim.h"
@@ -84,19 +85,21 @@ enum hl_req_state {
 
 /**
  * struct hl_part - One partition of a head: intents granted on one CPU.
- * @granted: Granted requests, IS then IX.
+ * @granted: Granted requests, IS then IX.  Sets, not queues: hlists,
+ *	which are also cheaper to link on the fast path.
  * @count: Their numbers.
  *
  * Protected by the partition's lock (hl_part_lock()).
  */
 struct hl_part {
-	struct list_head granted[HL_NR_PART_MODES];
+	struct hlist_head granted[HL_NR_PART_MODES];
 	unsigned int count[HL_NR_PART_MODES];
 };
 
 /**
  * struct hl_head - One resource: its granted requests and its queue.
- * @granted: Granted (and converting) requests on the head, per mode held.
+ * @granted: Granted (and converting) requests on the head, per mode held
+ *	(sets: hlists, cheap to link).
  * @queue: Waiting new requests per mode, each ordered by @hl_req.seq.
  * @convq: Pending conversions per (held, target) pair, ordered by seq.
  * @granted_count: Granted requests per mode; while @partitioned, those in
@@ -119,7 +122,7 @@ struct hl_part {
  * under a partition lock alone (see depart()).
  */
 struct hl_head {
-	struct list_head granted[HLOCK_NR_MODES];
+	struct hlist_head granted[HLOCK_NR_MODES];
 	struct list_head queue[HLOCK_NR_MODES];
 	struct list_head convq[HL_NR_CONV];
 	unsigned int granted_count[HLOCK_NR_MODES];
@@ -142,7 +145,8 @@ struct hl_locker;
 
 /**
  * struct hl_req - What one locker holds or waits for on one resource.
- * @node: Entry in @head's granted[] or queue[] list, or in @part.
+ * @node: Entry in @head's queue[] while waiting...
+ * @gnode: ...or, once granted, in @head's or @part's granted[].
  * @conv_node: Entry in @head's convq[] while converting.
  * @locker_node: Entry in the locker's @reqs once granted.
  * @index_node: Entry in the locker's @index once granted.
@@ -174,7 +178,10 @@ struct hl_locker;
  * them then.  The other fields are protected by the locker lock.
  */
 struct hl_req {
-	struct list_head node;
+	union {
+		struct list_head node;
+		struct hlist_node gnode;
+	};
 	struct list_head conv_node;
 	struct list_head locker_node;
 	struct hlist_node index_node;
@@ -334,11 +341,45 @@ void hl_part_init(struct hl_part *p);
 
 void hl_locker_init(struct hl_locker *lk);
 struct hl_req *hl_locker_find(struct hl_locker *lk, struct hl_head *h);
-unsigned int hl_locker_index_wanted(const struct hl_locker *lk);
+
+/**
+ * hl_locker_index_wanted() - The index size a locker should grow to.
+ * @lk: The locker.
+ *
+ * Inline: every lock call asks.
+ *
+ * Return: 0 while its index is big enough for every request it holds and
+ * a whole path more (two per bucket on average), else the bits of a
+ * bigger index, for hl_locker_index_swap().
+ */
+static inline unsigned int hl_locker_index_wanted(const struct hl_locker *lk)
+{
+	unsigned int bits = lk->index_bits;
+
+	if (!((lk->nr_reqs + HL_MAX_LEVELS) >> (bits + 1)))
+		return 0;
+	while ((lk->nr_reqs + HL_MAX_LEVELS) >> (bits + 1) &&
+	       bits < HL_INDEX_MAX_BITS)
+		bits++;
+	return bits > lk->index_bits ? bits : 0;
+}
+
 struct hlist_head *hl_locker_index_swap(struct hl_locker *lk,
 					struct hlist_head *index,
 					unsigned int bits);
-unsigned int hl_locker_spares_needed(const struct hl_locker *lk);
+
+/**
+ * hl_locker_spares_needed() - Requests to add before a path lock.
+ * @lk: The locker.
+ *
+ * Return: how many hl_locker_add_spare() calls make hl_op_start() safe
+ * for any path: it then never runs out of requests half way.
+ */
+static inline unsigned int hl_locker_spares_needed(const struct hl_locker *lk)
+{
+	return HL_MAX_LEVELS - lk->nr_spare;
+}
+
 void hl_locker_add_spare(struct hl_locker *lk, struct hl_req *req);
 bool hl_locker_release_some(struct hl_locker *lk, struct hl_grants *g,
 			    unsigned int budget);
@@ -397,8 +438,23 @@ struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p);
  * valid until hl_rcu_unlock(), and once a request is on it, as long as
  * that request.  Nothing may sleep in between.
  */
+#ifdef __KERNEL__
+/* In the kernel they are RCU's own read lock, inline on the lock path. */
+static inline void hl_rcu_lock(void)
+	__acquires(RCU)
+{
+	rcu_read_lock();
+}
+
+static inline void hl_rcu_unlock(void)
+	__releases(RCU)
+{
+	rcu_read_unlock();
+}
+#else
 void hl_rcu_lock(void);
 void hl_rcu_unlock(void);
+#endif
 /*
  * The head of level @level of @lk's operation, below op.heads[level - 1],
  * or NULL when it does not exist.  Context: hl_rcu_lock() and the locker

@@ -73,11 +73,21 @@ struct hl_res {
 	char name[];
 };
 
-/* A parsed path: its levels, root first. */
+/**
+ * struct hl_path - A parsed path: where the names of its levels are.
+ * @nr: Levels, the root included.
+ * @len: Bytes of the whole path.
+ * @off: Offset of each level's name in the path (the root's is empty).
+ * @nlen: Length of each level's name.
+ *
+ * Offsets rather than pointers: the path is parsed on the caller's stack
+ * and kept in its locker (hl_file.pathbuf) as it is.
+ */
 struct hl_path {
 	unsigned int nr;
-	const char *name[HL_MAX_LEVELS];
-	unsigned int len[HL_MAX_LEVELS];
+	unsigned int len;
+	u16 off[HL_MAX_LEVELS];
+	u16 nlen[HL_MAX_LEVELS];
 };
 
 /**
@@ -109,8 +119,12 @@ struct hl_path {
  * @slow_pids: Holders that blocked its first wait, for the slow-wait log.
  * @last_path: @path is that of the last lock collected, whose target is
  *	lk.last while the locker holds it.
- * @path: The path of the operation in flight or of the last one, parsed;
- *	its names point into @pathbuf.
+ * @heads_nr: Levels of @path whose resources are in lk.op.heads.  They
+ *	stay allocated, without references, as long as no resource died
+ *	since @heads_gen (hl_space_gen()): a lock call finds them there
+ *	instead of looking them up again.
+ * @heads_gen: The generation before they were looked up.
+ * @path: The path of the operation in flight or of the last one, parsed.
  * @pathbuf: That path, NUL-terminated.
  */
 struct hl_file {
@@ -132,6 +146,8 @@ struct hl_file {
 	unsigned int nr_slow;
 	pid_t slow_pids[HL_SLOW_PIDS];
 	bool last_path;
+	unsigned int heads_nr;
+	unsigned long heads_gen;
 	struct hl_path path;
 	char pathbuf[HLOCK_PATH_MAX + 1];
 };
@@ -150,7 +166,8 @@ static inline struct hl_res *hl_res_of(const struct hl_head *h)
 int hl_space_init(void);
 void hl_space_exit(void);
 int hl_path_parse(struct hl_path *p, const char *buf, unsigned int len);
-struct hl_head *hl_path_find(const struct hl_path *p);
+struct hl_head *hl_path_find(const struct hl_path *p, const char *buf);
+unsigned long hl_space_gen(void);
 unsigned int hl_path_len(const struct hl_head *h);
 void hl_path_fill(const struct hl_head *h, char *dst, unsigned int len);
 struct hl_req *hl_req_alloc(void);
@@ -163,13 +180,26 @@ int hl_file_open(struct file *file);
 void hl_file_release(struct hl_file *f);
 void hl_file_put(struct hl_file *f);
 int hl_file_pid_ns(struct hl_file *f, struct pid_namespace *ns);
-int hl_do_lock(struct hl_file *f, const struct hl_path *p, const char *path,
+int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 	       unsigned int mode, unsigned int flags, s64 timeout_ns);
-int hl_do_path(struct hl_file *f, unsigned int cmd, const struct hl_path *p,
-	       unsigned int mode);
+int hl_do_path(struct hl_file *f, unsigned int cmd, const char *buf,
+	       unsigned int len, unsigned int mode);
 int hl_do_wait(struct hl_file *f, s64 timeout_ns);
 bool hl_file_polled(struct hl_file *f);
-void hl_grants_run(struct hl_grants *g);
+void hl_grants_continue(struct hl_grants *g);
+
+/**
+ * hl_grants_run() - Continue the operations a caller's grant passes
+ *	granted, if any (most calls granted nobody).
+ * @g: The lockers; empty afterwards.
+ *
+ * Context: process context, no hlock lock held.
+ */
+static inline void hl_grants_run(struct hl_grants *g)
+{
+	if (!list_empty(&g->lockers))
+		hl_grants_continue(g);
+}
 
 /* hlock_stats.c */
 extern bool hl_stats_on;

@@ -63,7 +63,9 @@ static void hl_file_owner(struct hl_file *f)
 			put_pid(old);
 		}
 	}
-	strscpy_pad(f->comm, current->comm, sizeof(f->comm));
+	/* The name changes seldom: most calls only compare it. */
+	if (memcmp(f->comm, current->comm, sizeof(f->comm)))
+		strscpy_pad(f->comm, current->comm, sizeof(f->comm));
 }
 
 /**
@@ -145,13 +147,13 @@ void hl_op_done(struct hl_locker *lk)
 }
 
 /**
- * hl_grants_run() - Continue the operations a caller's grant passes
- *	granted.
+ * hl_grants_continue() - Continue the operations a caller's grant passes
+ *	granted (see hl_grants_run()).
  * @g: The lockers; empty afterwards.
  *
  * Context: process context, no hlock lock held; takes each locker's lock.
  */
-void hl_grants_run(struct hl_grants *g)
+void hl_grants_continue(struct hl_grants *g)
 {
 	while (!list_empty(&g->lockers)) {
 		struct hl_locker *lk = list_first_entry(&g->lockers,
@@ -212,8 +214,13 @@ static ktime_t hl_deadline(s64 timeout_ns)
 /* Empty the slot after its operation was collected or undone. */
 static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
 {
-	/* A granted path stays in f->path: unlock can find it there. */
+	/*
+	 * A granted path stays in f->path: unlock can find it there, and the
+	 * next lock call its resources.
+	 */
 	f->last_path = f->lk.op.state == HL_OP_GRANTED;
+	if (f->last_path)
+		f->heads_nr = f->lk.op.nr;
 	hl_op_finish(&f->lk, g);
 	WRITE_ONCE(f->granted, false);
 	f->async = false;
@@ -253,26 +260,69 @@ static int hl_file_prepare(struct hl_file *f)
 	return 0;
 }
 
-/* Keep the path of the operation in the locker: it outlives the call. */
+/*
+ * Levels that path @p in @buf shares with the locker's last one, root
+ * first: the resources of as many are in lk.op.heads.
+ */
+static unsigned int hl_path_common(const struct hl_file *f,
+				   const struct hl_path *p, const char *buf)
+{
+	unsigned int l, nr = min(p->nr, f->heads_nr);
+
+	for (l = 1; l < nr; l++)
+		if (p->nlen[l] != f->path.nlen[l] ||
+		    memcmp(buf + p->off[l], f->pathbuf + f->path.off[l],
+			   p->nlen[l]))
+			break;
+	return min(l, nr);
+}
+
+/*
+ * Keep the path of the operation in the locker: it outlives the call.
+ * The resources of the levels it shares with the last path are known.
+ */
 static void hl_file_set_path(struct hl_file *f, const struct hl_path *p,
 			     const char *buf)
 {
-	unsigned int l;
+	unsigned long gen = hl_space_gen();
 
+	if (gen != f->heads_gen)
+		f->heads_nr = 0;
+	else if (p != &f->path)
+		f->heads_nr = hl_path_common(f, p, buf);
+	f->heads_gen = gen;
+	if (p == &f->path)
+		return;
 	f->path = *p;
-	for (l = 1; l < p->nr; l++)
-		f->path.name[l] = f->pathbuf + (p->name[l] - buf);
-	/* The last name ends the path. */
-	l = p->nr - 1;
-	memcpy(f->pathbuf, buf, l ? p->name[l] - buf + p->len[l] : 0);
-	f->pathbuf[l ? p->name[l] - buf + p->len[l] : 0] = '\0';
+	memcpy(f->pathbuf, buf, p->len);
+	f->pathbuf[p->len] = '\0';
+}
+
+/*
+ * The parsed form of the path in @buf, @len bytes: the locker's own
+ * when it is the locker's last path (parsed already: most calls lock and
+ * unlock one path again and again), else parsed into @tmp.  Context:
+ * f->lock held.  Return: the path, or ERR_PTR() of hl_path_parse()'s
+ * error.
+ */
+static const struct hl_path *hl_file_path(struct hl_file *f, const char *buf,
+					  unsigned int len,
+					  struct hl_path *tmp)
+{
+	int ret;
+
+	lockdep_assert_held(&f->lock);
+	if (len == f->path.len && !memcmp(buf, f->pathbuf, len))
+		return &f->path;
+	ret = hl_path_parse(tmp, buf, len);
+	return ret ? ERR_PTR(ret) : tmp;
 }
 
 /**
  * hl_do_lock() - HLOCK_IOC_LOCK.
  * @f: The locker.
- * @p: The parsed path, whose names point into @path.
- * @path: The path, NUL-terminated.
+ * @buf: The path, NUL-terminated.
+ * @len: Its length.
  * @mode: The mode for the last level.
  * @flags: HLOCK_F_*.
  * @timeout_ns: As in struct hlock_lock_args.
@@ -280,22 +330,29 @@ static void hl_file_set_path(struct hl_file *f, const struct hl_path *p,
  * Context: process context, may sleep.
  * Return: 0 or -errno, as HLOCK_IOC_LOCK.
  */
-int hl_do_lock(struct hl_file *f, const struct hl_path *p, const char *path,
+int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 	       unsigned int mode, unsigned int flags, s64 timeout_ns)
 {
+	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
+	const struct hl_path *p;
 	struct hl_grants g;
 	ktime_t deadline;
 	int ret;
 
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
+	p = hl_file_path(f, buf, len, &tmp);
+	if (IS_ERR(p)) {
+		ret = PTR_ERR(p);
+		goto out_unlock;
+	}
 	ret = hl_op_claim(lk, p->nr, mode, flags);
 	if (ret)
 		goto out_unlock;
 	hl_file_owner(f);
 	f->last_path = false;
-	hl_file_set_path(f, p, path);
+	hl_file_set_path(f, p, buf);
 	hl_trace_request(f, mode, flags, timeout_ns);
 	ret = hl_file_prepare(f);
 	if (ret)
@@ -409,18 +466,22 @@ int hl_do_wait(struct hl_file *f, s64 timeout_ns)
 }
 
 /*
- * Where @p lies against the locker's last path: 0 off it, 1 on it above
- * the last level, 2 the last level itself.
+ * Where path @p in @buf lies against the locker's last path: 0 off it, 1
+ * on it above the last level, 2 the last level itself.
  */
-static int hl_on_path(struct hl_file *f, const struct hl_path *p)
+static int hl_on_path(struct hl_file *f, const struct hl_path *p,
+		      const char *buf)
 {
 	unsigned int l;
 
+	if (p == &f->path)
+		return 2;
 	if (p->nr > f->path.nr)
 		return 0;
 	for (l = 1; l < p->nr; l++)
-		if (p->len[l] != f->path.len[l] ||
-		    memcmp(p->name[l], f->path.name[l], p->len[l]))
+		if (p->nlen[l] != f->path.nlen[l] ||
+		    memcmp(buf + p->off[l], f->pathbuf + f->path.off[l],
+			   p->nlen[l]))
 			return 0;
 	return p->nr == f->path.nr ? 2 : 1;
 }
@@ -430,35 +491,44 @@ static int hl_on_path(struct hl_file *f, const struct hl_path *p)
  * it (the locker holds it, so it is alive), else looked up.  Context:
  * RCU read lock and f->lock held.
  */
-static struct hl_head *hl_file_find(struct hl_file *f, const struct hl_path *p)
+static struct hl_head *hl_file_find(struct hl_file *f, const struct hl_path *p,
+				    const char *buf)
 {
-	if (f->last_path && f->lk.last && hl_on_path(f, p) == 2)
+	if (f->last_path && f->lk.last && p == &f->path)
 		return f->lk.last->head;
-	return hl_path_find(p);
+	return hl_path_find(p, buf);
 }
 
 /**
  * hl_do_path() - HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE, HLOCK_IOC_HELD.
  * @f: The locker.
  * @cmd: The command.
- * @p: The parsed path.
+ * @buf: The path.
+ * @len: Its length.
  * @mode: The mode of HLOCK_IOC_DOWNGRADE.
  *
  * Context: process context, may sleep.
  * Return: as the command.
  */
-int hl_do_path(struct hl_file *f, unsigned int cmd, const struct hl_path *p,
-	       unsigned int mode)
+int hl_do_path(struct hl_file *f, unsigned int cmd, const char *buf,
+	       unsigned int len, unsigned int mode)
 {
+	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
+	const struct hl_path *p;
 	struct hl_grants g;
 	struct hl_head *h;
 	int ret, on;
 
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
+	p = hl_file_path(f, buf, len, &tmp);
+	if (IS_ERR(p)) {
+		ret = PTR_ERR(p);
+		goto out_unlock;
+	}
 	on = cmd == HLOCK_IOC_HELD || lk->op.state == HL_OP_IDLE ? 0 :
-	     hl_on_path(f, p);
+	     hl_on_path(f, p, buf);
 	if (on) {
 		/* Unlocking the target cancels the queued request. */
 		if (cmd != HLOCK_IOC_UNLOCK || !f->async || on != 2) {
@@ -468,7 +538,7 @@ int hl_do_path(struct hl_file *f, unsigned int cmd, const struct hl_path *p,
 		hl_op_cancel_counted(f, HLOCK_CANCEL_UNLOCK, &g);
 		hl_op_clear(f, &g);
 		rcu_read_lock();
-		h = hl_path_find(p);
+		h = hl_path_find(p, buf);
 		ret = h ? hl_held(lk, h) : HLOCK_NL;
 		if (ret != HLOCK_NL) {
 			struct hl_req *req = hl_locker_find(lk, h);
@@ -483,7 +553,7 @@ int hl_do_path(struct hl_file *f, unsigned int cmd, const struct hl_path *p,
 	 * resource while it is compared with the locker's requests.
 	 */
 	rcu_read_lock();
-	h = hl_file_find(f, p);
+	h = hl_file_find(f, p, buf);
 	if (cmd == HLOCK_IOC_HELD)
 		ret = h ? hl_held(lk, h) : HLOCK_NL;
 	else if (!h)
@@ -530,6 +600,8 @@ int hl_file_open(struct file *file)
 	RCU_INIT_POINTER(f->owner, get_pid(task_tgid(current)));
 	get_task_comm(f->comm, current);
 	f->wait_level = HL_NO_WAIT;
+	/* The path of no call yet: the root, parsed (hl_file_path()). */
+	hl_path_parse(&f->path, f->pathbuf, 0);
 	ret = xa_alloc(&hl_lockers, &f->id, f, xa_limit_32b,
 		       GFP_KERNEL_ACCOUNT);
 	if (ret) {

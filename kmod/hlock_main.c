@@ -90,9 +90,12 @@ static bool hl_mode_valid(unsigned int mode)
 static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 			  void __user *uarg)
 {
-	char short_buf[HL_SHORT_PATH + 1];
+	/*
+	 * Written before it is read: spare it the zeroing a kernel
+	 * built with INIT_STACK_ALL_ZERO would do on every call.
+	 */
+	char short_buf[HL_SHORT_PATH + 1] __uninitialized;
 	struct hlock_lock_args args;
-	struct hl_path p;
 	char *buf;
 	long ret;
 
@@ -123,7 +126,8 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 	 */
 	if (args.path_len <= HL_SHORT_PATH) {
 		buf = short_buf;
-		if (copy_from_user(buf, u64_to_user_ptr(args.path),
+		if (args.path_len &&
+		    copy_from_user(buf, u64_to_user_ptr(args.path),
 				   args.path_len))
 			return -EFAULT;
 		buf[args.path_len] = '\0';
@@ -133,14 +137,12 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 		if (IS_ERR(buf))
 			return PTR_ERR(buf);
 	}
-	ret = hl_path_parse(&p, buf, args.path_len);
-	if (!ret) {
-		if (cmd == HLOCK_IOC_LOCK)
-			ret = hl_do_lock(f, &p, buf, args.mode, args.flags,
-					 args.timeout_ns);
-		else
-			ret = hl_do_path(f, cmd, &p, args.mode);
-	}
+	/* The path is parsed under the locker's lock (hl_file_path()). */
+	if (cmd == HLOCK_IOC_LOCK)
+		ret = hl_do_lock(f, buf, args.path_len, args.mode, args.flags,
+				 args.timeout_ns);
+	else
+		ret = hl_do_path(f, cmd, buf, args.path_len, args.mode);
 	if (buf != short_buf)
 		kfree(buf);
 	return ret;
@@ -306,6 +308,8 @@ static int __init hl_init(void)
 	BUILD_BUG_ON(sizeof(struct hlock_table_args) != 48);
 	BUILD_BUG_ON(sizeof(struct hlock_lock_record) != 96);
 	BUILD_BUG_ON(HLOCK_PATH_MAX != 2047);
+	/* struct hl_path keeps offsets in a u16. */
+	BUILD_BUG_ON(HLOCK_PATH_MAX > U16_MAX);
 	BUILD_BUG_ON(HLOCK_COMM_LEN != TASK_COMM_LEN);
 
 	ret = hl_stats_init();

@@ -44,6 +44,7 @@ static struct {
 	atomic_long_t nr_res;
 	atomic_long_t reclaimed;	/* resources freed so far */
 	long reclaim_at;		/* reclaim past this many */
+	unsigned long gen;		/* resources died so far */
 	struct work_struct reclaim;
 } hl_space;
 
@@ -244,24 +245,6 @@ static struct hl_res *hl_res_lookup(const struct hl_key *k)
 	return rhashtable_lookup(&hl_space.table, k, hl_res_params);
 }
 
-/**
- * hl_rcu_lock() - Enter a section where resources found stay valid.
- */
-void hl_rcu_lock(void)
-	__acquires(RCU)
-{
-	rcu_read_lock();
-}
-
-/**
- * hl_rcu_unlock() - Leave it.
- */
-void hl_rcu_unlock(void)
-	__releases(RCU)
-{
-	rcu_read_unlock();
-}
-
 /* The key of level @level of @lk's operation. */
 static void hl_op_key(struct hl_locker *lk, unsigned int level,
 		      struct hl_key *k)
@@ -269,8 +252,25 @@ static void hl_op_key(struct hl_locker *lk, unsigned int level,
 	struct hl_file *f = hl_file_of(lk);
 
 	k->parent = lk->op.heads[level - 1];
-	k->name = f->path.name[level];
-	k->len = f->path.len[level];
+	k->name = f->pathbuf + f->path.off[level];
+	k->len = f->path.nlen[level];
+}
+
+/**
+ * hl_space_gen() - The reclaim generation.
+ *
+ * It moves whenever a resource dies, before it is unlinked and handed to
+ * call_rcu().  A resource a locker found while the generation was g is
+ * therefore still allocated in any RCU read section that reads g: had it
+ * been freed, the grace period before the free would have begun after
+ * the move, and a section that reads g began before that.  It may be dead
+ * (marked, not yet moved on): look at hl_head.dead before using it.
+ *
+ * Return: the generation.
+ */
+unsigned long hl_space_gen(void)
+{
+	return READ_ONCE(hl_space.gen);
 }
 
 /**
@@ -286,8 +286,15 @@ struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
 	struct hl_key k;
 	struct hl_res *r;
 
+	struct hl_file *f = hl_file_of(lk);
+
 	if (!level)
 		return &hl_space.root->head;
+	/* What the last lock call of the locker found (hl_space_gen()). */
+	if (level < f->heads_nr && hl_space_gen() == f->heads_gen &&
+	    !READ_ONCE(lk->op.heads[level]->dead))
+		return lk->op.heads[level];
+	f->heads_nr = level;
 	hl_op_key(lk, level, &k);
 	r = hl_res_lookup(&k);
 	return r ? &r->head : NULL;
@@ -343,11 +350,12 @@ int hl_head_create(struct hl_locker *lk, unsigned int level)
 /**
  * hl_path_find() - Look a path up without creating anything.
  * @p: The parsed path.
+ * @buf: The path.
  *
  * Context: RCU read lock held; the head stays valid until it is dropped.
  * Return: the head, or NULL when some level does not exist.
  */
-struct hl_head *hl_path_find(const struct hl_path *p)
+struct hl_head *hl_path_find(const struct hl_path *p, const char *buf)
 {
 	struct hl_head *h = &hl_space.root->head;
 	unsigned int l;
@@ -355,8 +363,8 @@ struct hl_head *hl_path_find(const struct hl_path *p)
 	for (l = 1; l < p->nr; l++) {
 		struct hl_key k = {
 			.parent = h,
-			.name = p->name[l],
-			.len = p->len[l],
+			.name = buf + p->off[l],
+			.len = p->nlen[l],
 		};
 		struct hl_res *r = hl_res_lookup(&k);
 
@@ -380,8 +388,9 @@ int hl_path_parse(struct hl_path *p, const char *buf, unsigned int len)
 	unsigned int i = 0;
 
 	p->nr = 1;
-	p->name[0] = NULL;
-	p->len[0] = 0;
+	p->len = len;
+	p->off[0] = 0;
+	p->nlen[0] = 0;
 	if (!len)
 		return 0;
 	/* One pass: names are short, and each byte is looked at once. */
@@ -396,8 +405,8 @@ int hl_path_parse(struct hl_path *p, const char *buf, unsigned int len)
 			return -EINVAL;
 		if (i - start > HLOCK_NAME_MAX || p->nr > HLOCK_MAX_DEPTH)
 			return -ENAMETOOLONG;
-		p->name[p->nr] = buf + start;
-		p->len[p->nr] = i - start;
+		p->off[p->nr] = start;
+		p->nlen[p->nr] = i - start;
 		p->nr++;
 		if (i++ == len)
 			return 0;
@@ -482,6 +491,8 @@ static bool hl_res_reclaim(struct hl_res *r)
 	spin_unlock(&r->lock);
 	if (!dead)
 		return false;
+	/* Before it can be freed: see hl_space_gen().  One writer: us. */
+	WRITE_ONCE(hl_space.gen, hl_space.gen + 1);
 	rhashtable_remove_fast(&hl_space.table, &r->node, hl_res_params);
 	atomic_dec(&parent->children);
 	atomic_long_dec(&hl_space.nr_res);

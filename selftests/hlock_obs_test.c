@@ -1960,6 +1960,59 @@ TEST_F_TIMEOUT(obs, resources_reclaimed, 4 * TEST_TMO)
 	munmap(holders, RECLAIM_NAMES * sizeof(*holders));
 }
 
+/* How long to wait for the reclaim worker, in 10 ms steps. */
+#define RECLAIM_WAIT_STEPS	1000
+
+/*
+ * A lock call finds the resources of the locker's last path without a
+ * lookup, until a resource dies.  Cache "rcs/x" in locker A, have the
+ * worker reclaim everything unused (rcs/x with it), then lock rcs/x
+ * again in A: it must be the live resource that B sees, not the freed
+ * one (B's X try-lock conflicts, its IX on rcs is compatible, its S is
+ * not).
+ */
+TEST_F_TIMEOUT(obs, lock_after_reclaim_uses_live_resource, 4 * TEST_TMO)
+{
+	long before, have, at, i;
+	int a = hlock_open(), b = hlock_open(), c = hlock_open();
+	char name[32];
+
+	if (!fs_is(DEBUGFS_DIR, DEBUGFS_MAGIC_))
+		SKIP(return, "debugfs is not mounted on " DEBUGFS_DIR);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, hlock_lock(a, "rcs/x", X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(a, "rcs/x"));
+	before = resources_figure("reclaimed ");
+	have = resources_figure("resources ");
+	at = resources_figure("reclaim_at ");
+	ASSERT_LE(0, before);
+	ASSERT_LE(0, have);
+	ASSERT_LE(0, at);
+	/* One more resource than the threshold starts the worker. */
+	for (i = 0; i <= at - have; i++) {
+		snprintf(name, sizeof(name), "rcs%ld", i);
+		ASSERT_EQ(0, hlock_lock(c, name, X, 0, 0));
+		ASSERT_EQ(0, hlock_unlock(c, name));
+	}
+	for (i = 0; i < RECLAIM_WAIT_STEPS &&
+	     resources_figure("reclaimed ") == before; i++)
+		usleep(10000);
+	ASSERT_LT(before, resources_figure("reclaimed "));
+	ASSERT_EQ(0, hlock_lock(a, "rcs/x", X, 0, 0));
+	EXPECT_EQ(-EAGAIN, hlock_lock(b, "rcs/x", X, 0, 0));
+	EXPECT_EQ(0, hlock_lock(b, "rcs", IX, 0, 0));
+	EXPECT_EQ(0, hlock_unlock(b, "rcs"));
+	EXPECT_EQ(-EAGAIN, hlock_lock(b, "rcs", S, 0, 0));
+	EXPECT_EQ(0, hlock_unlock(a, "rcs/x"));
+	EXPECT_EQ(0, hlock_lock(b, "rcs/x", X, 0, 0));
+	EXPECT_EQ(0, hlock_unlock(b, "rcs/x"));
+	close(a);
+	close(b);
+	close(c);
+}
+
 /* ------------------------------------------------------------------ */
 /* The slow-wait log line (sets slow_ms, restores it) */
 

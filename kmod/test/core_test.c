@@ -485,7 +485,7 @@ static void check_invariants(void)
 		h = &t->h;
 		CHECK(!t->locked, "%s locked", t->path);
 		for (m = 0; m < HLOCK_NR_MODES; m++) {
-			list_for_each_entry(a, &h->granted[m], node) {
+			hlist_for_each_entry(a, &h->granted[m], gnode) {
 				CHECK(a->state != HL_WAITING && a->mode == m &&
 				      !a->part && a->head == h, "%s", t->path);
 				gc[m]++;
@@ -520,8 +520,8 @@ static void check_invariants(void)
 				for (m = 0; m < HL_NR_PART_MODES; m++) {
 					unsigned int n = 0;
 
-					list_for_each_entry(a, &p->granted[m],
-							    node) {
+					hlist_for_each_entry(a, &p->granted[m],
+							     gnode) {
 						CHECK(a->part == p &&
 						      a->mode == HLOCK_IS + m &&
 						      a->state == HL_GRANTED,
