@@ -356,8 +356,6 @@ static inline unsigned int hl_locker_index_wanted(const struct hl_locker *lk)
 {
 	unsigned int bits = lk->index_bits;
 
-	if (!((lk->nr_reqs + HL_MAX_LEVELS) >> (bits + 1)))
-		return 0;
 	while ((lk->nr_reqs + HL_MAX_LEVELS) >> (bits + 1) &&
 	       bits < HL_INDEX_MAX_BITS)
 		bits++;

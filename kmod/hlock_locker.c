@@ -261,25 +261,27 @@ static int hl_file_prepare(struct hl_file *f)
 }
 
 /*
- * Levels that path @p in @buf shares with the locker's last one, root
- * first: the resources of as many are in lk.op.heads.
+ * Leading levels, up to @max, that path @p in @buf shares with the
+ * locker's path (the root is always shared).
  */
-static unsigned int hl_path_common(const struct hl_file *f,
-				   const struct hl_path *p, const char *buf)
+static unsigned int hl_path_shared(const struct hl_file *f,
+				   const struct hl_path *p, const char *buf,
+				   unsigned int max)
 {
-	unsigned int l, nr = min(p->nr, f->heads_nr);
+	unsigned int l;
 
-	for (l = 1; l < nr; l++)
+	for (l = 1; l < max; l++)
 		if (p->nlen[l] != f->path.nlen[l] ||
 		    memcmp(buf + p->off[l], f->pathbuf + f->path.off[l],
 			   p->nlen[l]))
 			break;
-	return min(l, nr);
+	return min(l, max);
 }
 
 /*
  * Keep the path of the operation in the locker: it outlives the call.
- * The resources of the levels it shares with the last path are known.
+ * The resources of the levels it shares with the last path are known
+ * (in lk.op.heads) while no resource died since they were found.
  */
 static void hl_file_set_path(struct hl_file *f, const struct hl_path *p,
 			     const char *buf)
@@ -288,11 +290,10 @@ static void hl_file_set_path(struct hl_file *f, const struct hl_path *p,
 
 	if (gen != f->heads_gen)
 		f->heads_nr = 0;
-	else if (p != &f->path)
-		f->heads_nr = hl_path_common(f, p, buf);
 	f->heads_gen = gen;
 	if (p == &f->path)
 		return;
+	f->heads_nr = hl_path_shared(f, p, buf, min(p->nr, f->heads_nr));
 	f->path = *p;
 	memcpy(f->pathbuf, buf, p->len);
 	f->pathbuf[p->len] = '\0';
@@ -472,17 +473,10 @@ int hl_do_wait(struct hl_file *f, s64 timeout_ns)
 static int hl_on_path(struct hl_file *f, const struct hl_path *p,
 		      const char *buf)
 {
-	unsigned int l;
-
 	if (p == &f->path)
 		return 2;
-	if (p->nr > f->path.nr)
+	if (p->nr > f->path.nr || hl_path_shared(f, p, buf, p->nr) < p->nr)
 		return 0;
-	for (l = 1; l < p->nr; l++)
-		if (p->nlen[l] != f->path.nlen[l] ||
-		    memcmp(buf + p->off[l], f->pathbuf + f->path.off[l],
-			   p->nlen[l]))
-			return 0;
 	return p->nr == f->path.nr ? 2 : 1;
 }
 
