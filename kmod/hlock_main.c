@@ -77,6 +77,19 @@ u64 hl_clock(void)
 	return ktime_get_ns();
 }
 
+/*
+ * copy_struct_from_user(), by a copy of constant size when the caller's
+ * structure is the one this module knows: that copy skips the run-time
+ * object checks of hardened usercopy, on the path of every lock.
+ */
+static __always_inline int hl_copy_args(void *dst, size_t ksize,
+					const void __user *uarg, size_t usize)
+{
+	if (usize == ksize)
+		return copy_from_user(dst, uarg, ksize) ? -EFAULT : 0;
+	return copy_struct_from_user(dst, ksize, uarg, usize);
+}
+
 static bool hl_mode_valid(unsigned int mode)
 {
 	return mode >= HLOCK_IS && mode <= HLOCK_X;
@@ -99,7 +112,7 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 	char *buf;
 	long ret;
 
-	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	ret = hl_copy_args(&args, sizeof(args), uarg, usize);
 	if (ret)
 		return ret;
 	if (args.__pad || args.reserved[0] || args.reserved[1])
@@ -153,7 +166,7 @@ static long hl_ioctl_wait(struct hl_file *f, size_t usize, void __user *uarg)
 	struct hlock_wait_args args;
 	long ret;
 
-	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	ret = hl_copy_args(&args, sizeof(args), uarg, usize);
 	if (ret)
 		return ret;
 	if (args.flags || args.__pad || args.reserved[0] || args.reserved[1])
@@ -169,7 +182,7 @@ static long hl_ioctl_stats(struct hl_file *f, size_t usize, void __user *uarg)
 	size_t n;
 	long ret;
 
-	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	ret = hl_copy_args(&args, sizeof(args), uarg, usize);
 	if (ret)
 		return ret;
 	if (args.flags || args.__pad || args.reserved[0] || args.reserved[1])
@@ -233,28 +246,54 @@ static bool hl_cmd_is(unsigned int cmd, unsigned int want, size_t min)
 
 static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	static const unsigned int path_cmds[] = {
-		HLOCK_IOC_LOCK, HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE,
-		HLOCK_IOC_HELD,
-	};
 	struct hl_file *f = file->private_data;
 	void __user *uarg = (void __user *)arg;
 	size_t usize = _IOC_SIZE(cmd);
-	unsigned int i;
 
 	if (_IOC_TYPE(cmd) != HLOCK_IOC_MAGIC)
 		return -ENOTTY;
-	for (i = 0; i < ARRAY_SIZE(path_cmds); i++)
-		if (hl_cmd_is(cmd, path_cmds[i], sizeof(struct hlock_lock_args)))
-			return hl_ioctl_path(f, path_cmds[i], usize, uarg);
-	if (hl_cmd_is(cmd, HLOCK_IOC_WAIT, sizeof(struct hlock_wait_args)))
-		return hl_ioctl_wait(f, usize, uarg);
-	if (hl_cmd_is(cmd, HLOCK_IOC_STATS, sizeof(struct hlock_stats_args)))
-		return hl_ioctl_stats(f, usize, uarg);
-	if (hl_cmd_is(cmd, HLOCK_IOC_TABLE, sizeof(struct hlock_table_args)))
-		return hl_ioctl_table(usize, uarg);
-	if (hl_cmd_is(cmd, HLOCK_IOC_GET_INFO, sizeof(struct hlock_info)))
-		return hl_ioctl_info(usize, uarg);
+	/* By number: a switch, not a search, on the path of every lock. */
+	switch (_IOC_NR(cmd)) {
+	case _IOC_NR(HLOCK_IOC_LOCK):
+		if (hl_cmd_is(cmd, HLOCK_IOC_LOCK, sizeof(struct hlock_lock_args)))
+			return hl_ioctl_path(f, HLOCK_IOC_LOCK, usize, uarg);
+		break;
+	case _IOC_NR(HLOCK_IOC_UNLOCK):
+		if (hl_cmd_is(cmd, HLOCK_IOC_UNLOCK,
+			      sizeof(struct hlock_lock_args)))
+			return hl_ioctl_path(f, HLOCK_IOC_UNLOCK, usize, uarg);
+		break;
+	case _IOC_NR(HLOCK_IOC_DOWNGRADE):
+		if (hl_cmd_is(cmd, HLOCK_IOC_DOWNGRADE,
+			      sizeof(struct hlock_lock_args)))
+			return hl_ioctl_path(f, HLOCK_IOC_DOWNGRADE, usize,
+					     uarg);
+		break;
+	case _IOC_NR(HLOCK_IOC_HELD):
+		if (hl_cmd_is(cmd, HLOCK_IOC_HELD, sizeof(struct hlock_lock_args)))
+			return hl_ioctl_path(f, HLOCK_IOC_HELD, usize, uarg);
+		break;
+	case _IOC_NR(HLOCK_IOC_WAIT):
+		if (hl_cmd_is(cmd, HLOCK_IOC_WAIT,
+			      sizeof(struct hlock_wait_args)))
+			return hl_ioctl_wait(f, usize, uarg);
+		break;
+	case _IOC_NR(HLOCK_IOC_STATS):
+		if (hl_cmd_is(cmd, HLOCK_IOC_STATS,
+			      sizeof(struct hlock_stats_args)))
+			return hl_ioctl_stats(f, usize, uarg);
+		break;
+	case _IOC_NR(HLOCK_IOC_TABLE):
+		if (hl_cmd_is(cmd, HLOCK_IOC_TABLE,
+			      sizeof(struct hlock_table_args)))
+			return hl_ioctl_table(usize, uarg);
+		break;
+	case _IOC_NR(HLOCK_IOC_GET_INFO):
+		if (hl_cmd_is(cmd, HLOCK_IOC_GET_INFO,
+			      sizeof(struct hlock_info)))
+			return hl_ioctl_info(usize, uarg);
+		break;
+	}
 	return -ENOTTY;
 }
 
