@@ -614,7 +614,7 @@ void hl_locker_init(struct hl_locker *lk)
 {
 	unsigned int b;
 
-	INIT_LIST_HEAD(&lk->reqs);
+	INIT_HLIST_HEAD(&lk->reqs);
 	INIT_LIST_HEAD(&lk->grant_node);
 	lk->grant_pending = 0;
 	lk->index = lk->index_inline;
@@ -668,7 +668,7 @@ struct hlist_head *hl_locker_index_swap(struct hl_locker *lk,
 		INIT_HLIST_HEAD(&index[b]);
 	lk->index = index;
 	lk->index_bits = bits;
-	list_for_each_entry(req, &lk->reqs, locker_node)
+	hlist_for_each_entry(req, &lk->reqs, locker_node)
 		hlist_add_head(&req->index_node, index_bucket(lk, req->head));
 	return old == lk->index_inline ? NULL : old;
 }
@@ -723,7 +723,7 @@ static void ix_update(struct hl_req *req, unsigned int old, unsigned int new)
 static void locker_add(struct hl_locker *lk, struct hl_req *req, u64 now)
 {
 	req->since = now;
-	list_add_tail(&req->locker_node, &lk->reqs);
+	hlist_add_head(&req->locker_node, &lk->reqs);
 	hlist_add_head(&req->index_node, index_bucket(lk, req->head));
 	lk->nr_reqs++;
 	ix_update(req, HLOCK_NL, req->mode);
@@ -731,9 +731,10 @@ static void locker_add(struct hl_locker *lk, struct hl_req *req, u64 now)
 
 /*
  * Release a request that has no acquisition left.  The locker's list is
- * in grant order, ancestors first, so releasing from its end is deepest
- * first, as unlock does: no grant pass ever sees a request whose
- * ancestors' intents are already gone.
+ * newest first, so descendants come before their ancestors and releasing
+ * from its start is deepest first, as unlock does: no grant pass ever sees
+ * a request whose ancestors' intents are already gone.  (An hlist: no
+ * DEBUG_LIST check on every release.)
  */
 static void req_release(struct hl_locker *lk, struct hl_req *req,
 			struct hl_grants *g)
@@ -742,7 +743,7 @@ static void req_release(struct hl_locker *lk, struct hl_req *req,
 	if (lk->last == req)
 		lk->last = NULL;
 	ix_update(req, req->mode, HLOCK_NL);
-	list_del(&req->locker_node);
+	hlist_del(&req->locker_node);
 	hlist_del(&req->index_node);
 	lk->nr_reqs--;
 	req_lower(req, HLOCK_NL, 0, g);
@@ -1255,10 +1256,10 @@ unsigned int hl_held(struct hl_locker *lk, struct hl_head *h)
 bool hl_locker_release_some(struct hl_locker *lk, struct hl_grants *g,
 			    unsigned int budget)
 {
-	while (budget-- && !list_empty(&lk->reqs))
-		req_release(lk, list_last_entry(&lk->reqs, struct hl_req,
-						locker_node), g);
-	return list_empty(&lk->reqs);
+	while (budget-- && !hlist_empty(&lk->reqs))
+		req_release(lk, hlist_entry(lk->reqs.first, struct hl_req,
+					    locker_node), g);
+	return hlist_empty(&lk->reqs);
 }
 
 /* Name @o as a blocker, if there is room. */

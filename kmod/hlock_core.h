@@ -183,7 +183,7 @@ struct hl_req {
 		struct hlist_node gnode;
 	};
 	struct list_head conv_node;
-	struct list_head locker_node;
+	struct hlist_node locker_node;
 	struct hlist_node index_node;
 	struct hl_head *head;
 	struct hl_locker *locker;
@@ -259,7 +259,8 @@ struct hl_op {
 
 /**
  * struct hl_locker - One locker: its requests and its operation slot.
- * @reqs: Granted (and converting) requests, one per resource.
+ * @reqs: Granted (and converting) requests, one per resource, newest
+ *	first: ancestors come after their descendants.
  * @index: Hash of @reqs by resource, 1 << @index_bits buckets: finding
  *	the locker's request on a resource is O(1), however many it holds.
  * @index_bits: Size of @index.
@@ -277,7 +278,7 @@ struct hl_op {
  * which the glue's hl_grant_notify() and its continuation loop own.
  */
 struct hl_locker {
-	struct list_head reqs;
+	struct hlist_head reqs;
 	struct hlist_head *index;
 	unsigned int index_bits;
 	unsigned int nr_reqs;

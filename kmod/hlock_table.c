@@ -154,7 +154,7 @@ static int hl_snap_file(struct hl_snap *s, struct hl_file *f)
 	mutex_lock(&f->lock);
 	if (op->state == HL_OP_WAITING && op->queued)
 		pending = op->reqs[op->level];
-	list_for_each_entry(req, &lk->reqs, locker_node) {
+	hlist_for_each_entry(req, &lk->reqs, locker_node) {
 		err = hl_snap_req(s, f, req, req == pending);
 		if (err)
 			break;

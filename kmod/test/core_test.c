@@ -577,7 +577,7 @@ static void check_invariants(void)
 		if (!lockers[w].used)
 			continue;
 		n = 0;
-		list_for_each_entry(r, &lockers[w].lk.reqs, locker_node) {
+		hlist_for_each_entry(r, &lockers[w].lk.reqs, locker_node) {
 			unsigned int ix = 0;
 			struct hl_req *d;
 
@@ -587,7 +587,7 @@ static void check_invariants(void)
 			CHECK(r->own + r->child + r->pin > 0, "empty request");
 			CHECK(!r->up || r->up->head == r->head->parent,
 			      "locker %d: up", w);
-			list_for_each_entry(d, &lockers[w].lk.reqs, locker_node)
+			hlist_for_each_entry(d, &lockers[w].lk.reqs, locker_node)
 				if (d->up == r && hl_intent(d->mode) == HLOCK_IX)
 					ix++;
 			if (lockers[w].lk.op.state != HL_OP_IDLE)
@@ -1095,7 +1095,7 @@ static void test_random(unsigned int seed, unsigned int steps)
 			if (collect(w) == 0)
 				progress = 1;
 			if (lockers[w].lk.op.state == HL_OP_IDLE &&
-			    !list_empty(&lockers[w].lk.reqs)) {
+			    !hlist_empty(&lockers[w].lk.reqs)) {
 				release_all(w);
 				progress = 1;
 			}

@@ -104,6 +104,7 @@ struct hlist_head {
 	struct hlist_node *first;
 };
 
+#define hlist_entry(ptr, type, member) container_of(ptr, type, member)
 #define hlist_entry_safe(ptr, type, member) \
 	((ptr) ? container_of(ptr, type, member) : NULL)
 #define hlist_for_each_entry(pos, head, member)				\
@@ -115,6 +116,11 @@ struct hlist_head {
 static inline void INIT_HLIST_HEAD(struct hlist_head *h)
 {
 	h->first = NULL;
+}
+
+static inline int hlist_empty(const struct hlist_head *h)
+{
+	return !h->first;
 }
 
 static inline void hlist_add_head(struct hlist_node *n, struct hlist_head *h)
