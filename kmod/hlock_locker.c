@@ -313,7 +313,7 @@ static const struct hl_path *hl_file_path(struct hl_file *f, const char *buf,
 	int ret;
 
 	lockdep_assert_held(&f->lock);
-	if (len == f->path.len && !memcmp(buf, f->pathbuf, len))
+	if (len == f->path.len && (!len || !memcmp(buf, f->pathbuf, len)))
 		return &f->path;
 	ret = hl_path_parse(tmp, buf, len);
 	return ret ? ERR_PTR(ret) : tmp;
