@@ -1069,7 +1069,8 @@ int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
 	struct hl_op *op = &lk->op;
 	int ret;
 
-	op->now = hl_clock();
+	/* Only a grant time, shown at tick resolution, is taken from it. */
+	op->now = hl_clock_coarse();
 	op->state = HL_OP_WAITING;
 	ret = op_advance(lk, g);
 	if (ret && ret != -EINPROGRESS) {

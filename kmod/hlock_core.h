@@ -156,7 +156,7 @@ struct hl_locker;
  *	outlives this one, as intents are released deepest first.
  * @part: The partition it is granted in, or NULL when on @head.
  * @seq: Position in the queue or among the conversions.
- * @since: hl_clock() when it was granted (the first time).
+ * @since: hl_clock_coarse() or later when it was granted (the first time).
  * @own: Acquisitions made on this resource itself.
  * @child: Acquisitions made below this resource, each holding an intent
  *	here.
@@ -233,7 +233,8 @@ enum hl_op_step {
  * @step: enum hl_op_step per level.
  * @prev: Mode held before a conversion, per level.
  * @prev_flags: Flags of the request before a conversion, per level.
- * @now: hl_clock() when the operation started or last moved on.
+ * @now: hl_clock_coarse() when the operation started, hl_clock() when it
+ *	last moved on.
  */
 struct hl_op {
 	unsigned int state;
@@ -419,6 +420,7 @@ void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
 unsigned int hl_grant_policy(void);
 /* A monotonic clock in ns. */
 u64 hl_clock(void);
+u64 hl_clock_coarse(void);
 /* Free a request the locker does not keep as a spare. */
 void hl_req_free(struct hl_req *req);
 

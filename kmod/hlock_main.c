@@ -77,6 +77,20 @@ u64 hl_clock(void)
 	return ktime_get_ns();
 }
 
+/**
+ * hl_clock_coarse() - hl_clock() as of the last tick.
+ *
+ * Cheaper (no clocksource read): for times shown at tick resolution, such
+ * as how long a lock is held.  Never ahead of hl_clock().
+ *
+ * Context: any.
+ * Return: CLOCK_MONOTONIC in ns, at most a tick behind.
+ */
+u64 hl_clock_coarse(void)
+{
+	return ktime_get_coarse_ns();
+}
+
 /*
  * copy_struct_from_user(), by a copy of constant size when the caller's
  * structure is the one this module knows: that copy skips the run-time

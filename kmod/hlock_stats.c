@@ -96,7 +96,7 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 {
 	struct hl_file *f = hl_file_of(lk);
 
-	f->wait_start = lk->op.now;
+	f->wait_start = hl_clock();
 	hl_stat_add(f, level[hl_stat_level(level)].wait_count[mode], 1);
 	if (f->wait_level == HL_NO_WAIT)
 		hl_note_blockers(f, level, req);

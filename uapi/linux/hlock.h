@@ -205,7 +205,8 @@ struct hlock_stats_args {
  * @convert_mode: Target mode of a conversion, else HLOCK_NL.
  * @state: HLOCK_STATE_*.
  * @wait_ns: How long it has waited so far (waiting or converting), else 0.
- * @held_ns: How long it has been held (granted or converting), else 0.
+ * @held_ns: How long it has been held (granted or converting), else 0;
+ *	counted from a clock tick, so it may read up to a tick long.
  * @nr_blockers: How many requests block it: every holder of a mode
  *	that conflicts with what it asks for, and the conflicting waiters
  *	ahead of it in the queue, of which at most HLOCK_MAX_BLOCKERS are
