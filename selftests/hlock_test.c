@@ -2100,6 +2100,74 @@ TEST_F_TIMEOUT(hl, larger_args_struct, TEST_TMO)
 	ASSERT_HELD(fd, "big/r", S);
 }
 
+/*
+ * The arguments and the path are read to their last byte and no further:
+ * at the very end of a page before an inaccessible one they work, one byte
+ * across is -EFAULT with nothing locked.  Lengths around the word size.
+ */
+TEST_F_TIMEOUT(hl, args_and_path_at_page_end, TEST_TMO)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct hlock_lock_args *a;
+	int fd = self->fd[0];
+	char *map, *end, *path;
+	unsigned int len;
+
+	map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(map != MAP_FAILED);
+	ASSERT_EQ(0, mprotect(map + pg, pg, PROT_NONE));
+	end = map + pg;
+
+	for (len = 1; len <= 3 * sizeof(uint64_t) + 1; len++) {
+		path = end - len;
+		memset(path, 'a' + len % 26, len);
+		a = (struct hlock_lock_args *)(map + len * sizeof(*a));
+		memset(a, 0, sizeof(*a));
+		a->path = (uint64_t)(uintptr_t)path;
+		a->path_len = len;
+		a->mode = X;
+		ASSERT_EQ(0, raw_ioctl(fd, HLOCK_IOC_LOCK, a)) {
+			TH_LOG("path of %u bytes at the page end", len);
+		}
+		a->mode = 0;
+		EXPECT_EQ(X, raw_ioctl(fd, HLOCK_IOC_HELD, a));
+		EXPECT_EQ(0, raw_ioctl(fd, HLOCK_IOC_UNLOCK, a));
+		/* One byte longer, still ending at the page end... */
+		a->path = (uint64_t)(uintptr_t)(path - 1);
+		a->path_len = len + 1;
+		a->mode = X;
+		path[-1] = 'a';
+		EXPECT_EQ(0, raw_ioctl(fd, HLOCK_IOC_LOCK, a));
+		a->mode = 0;
+		EXPECT_EQ(0, raw_ioctl(fd, HLOCK_IOC_UNLOCK, a));
+		a->mode = X;
+		/* ...and running one byte into the next page. */
+		a->path = (uint64_t)(uintptr_t)path;
+		EXPECT_EQ(-EFAULT, raw_ioctl(fd, HLOCK_IOC_LOCK, a));
+	}
+
+	/* The argument structure itself, ending at the page end and across. */
+	path = map;
+	memcpy(path, "pe/x", 4);
+	a = (struct hlock_lock_args *)(end - sizeof(*a));
+	memset(a, 0, sizeof(*a));
+	a->path = (uint64_t)(uintptr_t)path;
+	a->path_len = 4;
+	a->mode = S;
+	ASSERT_EQ(0, raw_ioctl(fd, HLOCK_IOC_LOCK, a));
+	ASSERT_HELD(fd, "pe/x", S);
+	ASSERT_EQ(0, hlock_unlock(fd, "pe/x"));
+	for (len = 1; len < sizeof(*a); len += 7) {
+		a = (struct hlock_lock_args *)(end - sizeof(*a) + len);
+		EXPECT_EQ(-EFAULT, raw_ioctl(fd, HLOCK_IOC_LOCK, a));
+	}
+	ASSERT_HELD(fd, "pe/x", NL);
+	ASSERT_HELD(fd, "pe", NL);
+	ASSERT_HELD(fd, "", NL);
+	munmap(map, 2 * pg);
+}
+
 /* Paths and limits, through the library. */
 TEST_F_TIMEOUT(hl, paths_and_limits, TEST_TMO)
 {
