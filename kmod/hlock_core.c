@@ -772,7 +772,7 @@ static void req_drop(struct hl_locker *lk, struct hl_req *req, bool own,
 /* Mode and flags the operation asks for at level @l. */
 static unsigned int op_mode(const struct hl_op *op, unsigned int l)
 {
-	return l + 1 == op->nr ? op->mode : hl_intent(op->mode);
+	return l + 1 == op->nr ? op->mode : op->intent;
 }
 
 static unsigned int op_flags(const struct hl_op *op, unsigned int l)
@@ -1046,6 +1046,7 @@ int hl_op_claim(struct hl_locker *lk, unsigned int nr, unsigned int mode,
 	op->state = HL_OP_SETUP;
 	op->nr = nr;
 	op->mode = mode;
+	op->intent = hl_intent(mode);
 	op->flags = flags;
 	op->level = 0;
 	op->error = 0;

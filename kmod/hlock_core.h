@@ -224,6 +224,7 @@ enum hl_op_step {
  * @nr: Levels in the path, root included.
  * @level: The level being acquired; @nr once all are granted.
  * @mode: Mode requested on the last level.
+ * @intent: hl_intent(@mode), the mode of the levels above the last.
  * @flags: HLOCK_F_* of the request.
  * @error: Why a continuation failed (HL_OP_FAILED).
  * @queued: The request at @level waits in its head (not yet accounted).
@@ -241,6 +242,7 @@ struct hl_op {
 	unsigned int nr;
 	unsigned int level;
 	unsigned int mode;
+	unsigned int intent;
 	unsigned int flags;
 	int error;
 	bool queued;
