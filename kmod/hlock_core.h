@@ -50,7 +50,9 @@
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
+#include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #else
 #include "shim.h"
@@ -88,10 +90,16 @@ enum hl_req_state {
  * @granted: Granted requests, IS then IX.  Sets, not queues: hlists,
  *	which are also cheaper to link on the fast path.
  * @count: Their numbers.
+ * @lock: In the kernel, the partition's lock (hl_part_lock()).
+ * @cpu: In the kernel, the CPU it belongs to.
  *
- * Protected by the partition's lock (hl_part_lock()).
+ * Protected by the partition's lock.
  */
 struct hl_part {
+#ifdef __KERNEL__
+	spinlock_t lock;
+	int cpu;
+#endif
 	struct hlist_head granted[HL_NR_PART_MODES];
 	unsigned int count[HL_NR_PART_MODES];
 };
@@ -118,6 +126,9 @@ struct hl_part {
  * @partitioned: New IS and IX requests are granted in the partitions.
  * @dead: Unlinked by the glue; whoever finds it looks the path up again.
  *
+ * @lock: In the kernel, the head lock (hl_head_lock()).
+ * @parts: In the kernel, the per-CPU partitions once @has_parts is set.
+ *
  * Every field is protected by the head lock; @partitioned is also read
  * under a partition lock alone (see depart()).
  */
@@ -139,6 +150,10 @@ struct hl_head {
 	bool has_parts;
 	bool partitioned;
 	bool dead;
+#ifdef __KERNEL__
+	spinlock_t lock;
+	struct hl_part __percpu *parts;
+#endif
 };
 
 struct hl_locker;
@@ -426,13 +441,52 @@ u64 hl_clock_coarse(void);
 /* Free a request the locker does not keep as a spare. */
 void hl_req_free(struct hl_req *req);
 
+/*
+ * The head lock of @h; the partition lock of the CPU the caller runs on
+ * (it may move on: the one it locked is still a correct one, only a
+ * farther one); the lock of partition @p of @h (which has partitions).
+ */
+#ifdef __KERNEL__
+/* Spinlocks in the structures, taken inline on the lock path. */
+static inline void hl_head_lock(struct hl_head *h)
+	__acquires(h)
+{
+	spin_lock(&h->lock);
+}
+
+static inline void hl_head_unlock(struct hl_head *h)
+	__releases(h)
+{
+	spin_unlock(&h->lock);
+}
+
+static inline struct hl_part *hl_part_lock_local(struct hl_head *h)
+	__acquires(h)
+{
+	struct hl_part *p = raw_cpu_ptr(h->parts);
+
+	spin_lock(&p->lock);
+	return p;
+}
+
+static inline void hl_part_lock(struct hl_head *h, struct hl_part *p)
+	__acquires(p)
+{
+	spin_lock(&p->lock);
+}
+
+static inline void hl_part_unlock(struct hl_head *h, struct hl_part *p)
+	__releases(p)
+{
+	spin_unlock(&p->lock);
+}
+#else
 void hl_head_lock(struct hl_head *h) __acquires(h);
 void hl_head_unlock(struct hl_head *h) __releases(h);
-/* Lock the partition of the CPU the caller runs on. */
 struct hl_part *hl_part_lock_local(struct hl_head *h) __acquires(h);
-/* Lock partition @p of @h (which has partitions). */
 void hl_part_lock(struct hl_head *h, struct hl_part *p) __acquires(p);
 void hl_part_unlock(struct hl_head *h, struct hl_part *p) __releases(p);
+#endif
 /* The partition after @p (NULL: the first), or NULL after the last. */
 struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p);
 

@@ -11,8 +11,8 @@
  *   hlock_main.c    the device, its ioctls, module parameters, init
  *
  * Lock order: hl_file.lock (a mutex, one per locker), then a head lock
- * (hl_res.lock, a spinlock, never two at once), then a partition lock
- * (hl_res_part.lock).  RCU protects resources between a lookup and the
+ * (hl_head.lock, a spinlock, never two at once), then a partition lock
+ * (hl_part.lock).  RCU protects resources between a lookup and the
  * request that keeps them.  Nothing that disables preemption is held for
  * work whose size a user chooses.
  */
@@ -35,23 +35,10 @@
 #define HL_NO_WAIT	UINT_MAX
 
 /**
- * struct hl_res_part - One CPU's partition of a resource, with its lock.
- * @lock: Protects @part.
- * @cpu: The CPU it belongs to.
- * @part: The partition (hlock_core).
- */
-struct hl_res_part {
-	spinlock_t lock;
-	int cpu;
-	struct hl_part part;
-};
-
-/**
  * struct hl_res - A resource: its lock head and its name.
- * @head: The lock head (hlock_core), protected by @lock.
- * @lock: The head lock.
+ * @head: The lock head (hlock_core), protected by its lock (head.lock);
+ *	head.parts are its per-CPU partitions, once it has had a child.
  * @node: Entry in the resource table.
- * @parts: Per-CPU partitions, once the resource has had a child.
  * @children: Child resources in the table.
  * @rcu: Frees the resource after a grace period.
  * @len: Length of @name.
@@ -60,13 +47,11 @@ struct hl_res_part {
  * A resource stays in the table while it is unused, so that locking the
  * same paths again finds it (and writes nothing shared); hl_reclaim()
  * frees those with nothing on them and no children, after marking them
- * dead under @lock.
+ * dead under the head lock.
  */
 struct hl_res {
 	struct hl_head head;
-	spinlock_t lock;
 	struct rhash_head node;
-	struct hl_res_part __percpu *parts;
 	atomic_t children;
 	struct rcu_head rcu;
 	unsigned int len;

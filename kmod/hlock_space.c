@@ -90,73 +90,6 @@ static const struct rhashtable_params hl_res_params = {
 };
 
 /**
- * hl_head_lock() - Take a head lock.
- * @h: The head.
- *
- * Context: process context; may be called under RCU.
- */
-void hl_head_lock(struct hl_head *h)
-	__acquires(h)
-{
-	spin_lock(&hl_res_of(h)->lock);
-}
-
-/**
- * hl_head_unlock() - Drop a head lock.
- * @h: The head.
- */
-void hl_head_unlock(struct hl_head *h)
-	__releases(h)
-{
-	spin_unlock(&hl_res_of(h)->lock);
-}
-
-static struct hl_res_part *hl_res_part_of(struct hl_part *p)
-{
-	return container_of(p, struct hl_res_part, part);
-}
-
-/**
- * hl_part_lock_local() - Lock the partition of the CPU the caller runs on.
- * @h: A head with partitions.
- *
- * The caller may move to another CPU at any time; the partition it locked
- * is still a correct one, only a farther one.
- *
- * Return: the partition, locked.
- */
-struct hl_part *hl_part_lock_local(struct hl_head *h)
-	__acquires(h)
-{
-	struct hl_res_part *rp = raw_cpu_ptr(hl_res_of(h)->parts);
-
-	spin_lock(&rp->lock);
-	return &rp->part;
-}
-
-/**
- * hl_part_lock() - Lock a partition.
- * @h: Its head.
- * @p: The partition.
- */
-void hl_part_lock(struct hl_head *h, struct hl_part *p)
-	__acquires(p)
-{
-	spin_lock(&hl_res_part_of(p)->lock);
-}
-
-/**
- * hl_part_unlock() - Unlock a partition.
- * @h: Its head.
- * @p: The partition.
- */
-void hl_part_unlock(struct hl_head *h, struct hl_part *p)
-	__releases(p)
-{
-	spin_unlock(&hl_res_part_of(p)->lock);
-}
-
-/**
  * hl_part_next() - Walk the partitions of a head.
  * @h: A head with partitions.
  * @p: The partition before, or NULL for the first.
@@ -165,28 +98,27 @@ void hl_part_unlock(struct hl_head *h, struct hl_part *p)
  */
 struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p)
 {
-	int cpu = cpumask_next(p ? hl_res_part_of(p)->cpu : -1,
-			       cpu_possible_mask);
+	int cpu = cpumask_next(p ? p->cpu : -1, cpu_possible_mask);
 
 	if (cpu >= nr_cpu_ids)
 		return NULL;
-	return &per_cpu_ptr(hl_res_of(h)->parts, cpu)->part;
+	return per_cpu_ptr(h->parts, cpu);
 }
 
-static struct hl_res_part __percpu *hl_parts_alloc(void)
+static struct hl_part __percpu *hl_parts_alloc(void)
 {
-	struct hl_res_part __percpu *parts;
+	struct hl_part __percpu *parts;
 	int cpu;
 
-	parts = alloc_percpu_gfp(struct hl_res_part, GFP_KERNEL_ACCOUNT);
+	parts = alloc_percpu_gfp(struct hl_part, GFP_KERNEL_ACCOUNT);
 	if (!parts)
 		return NULL;
 	for_each_possible_cpu(cpu) {
-		struct hl_res_part *rp = per_cpu_ptr(parts, cpu);
+		struct hl_part *p = per_cpu_ptr(parts, cpu);
 
-		spin_lock_init(&rp->lock);
-		rp->cpu = cpu;
-		hl_part_init(&rp->part);
+		spin_lock_init(&p->lock);
+		p->cpu = cpu;
+		hl_part_init(p);
 	}
 	return parts;
 }
@@ -197,23 +129,23 @@ static struct hl_res_part __percpu *hl_parts_alloc(void)
  */
 static void hl_res_give_parts(struct hl_res *r)
 {
-	struct hl_res_part __percpu *parts = hl_parts_alloc();
+	struct hl_part __percpu *parts = hl_parts_alloc();
 
 	if (!parts)
 		return;
-	spin_lock(&r->lock);
-	if (!r->parts) {
-		r->parts = parts;
+	hl_head_lock(&r->head);
+	if (!r->head.parts) {
+		r->head.parts = parts;
 		parts = NULL;
 		hl_head_set_parts(&r->head);
 	}
-	spin_unlock(&r->lock);
+	hl_head_unlock(&r->head);
 	free_percpu(parts);
 }
 
 static void hl_res_free(struct hl_res *r)
 {
-	free_percpu(r->parts);
+	free_percpu(r->head.parts);
 	kfree(r);
 }
 
@@ -231,8 +163,8 @@ static struct hl_res *hl_res_alloc(struct hl_head *parent,
 	if (!r)
 		return NULL;
 	hl_head_init(&r->head, parent);
-	spin_lock_init(&r->lock);
-	r->parts = NULL;
+	spin_lock_init(&r->head.lock);
+	r->head.parts = NULL;
 	atomic_set(&r->children, 0);
 	r->len = k->len;
 	memcpy(r->name, k->name, k->len);
@@ -486,9 +418,9 @@ static bool hl_res_reclaim(struct hl_res *r)
 	 * A new child is only made by a locker holding a request here,
 	 * which keeps hl_head_retire() from marking it dead.
 	 */
-	spin_lock(&r->lock);
+	hl_head_lock(&r->head);
 	dead = hl_head_retire(&r->head);
-	spin_unlock(&r->lock);
+	hl_head_unlock(&r->head);
 	if (!dead)
 		return false;
 	/* Before it can be freed: see hl_space_gen().  One writer: us. */
@@ -580,14 +512,14 @@ int hl_space_init(void)
 	if (!hl_space.root)
 		goto err_table;
 	hl_head_init(&hl_space.root->head, NULL);
-	spin_lock_init(&hl_space.root->lock);
+	spin_lock_init(&hl_space.root->head.lock);
 	/* The root is never hashed nor freed; it always has partitions. */
-	hl_space.root->parts = hl_parts_alloc();
-	if (!hl_space.root->parts)
+	hl_space.root->head.parts = hl_parts_alloc();
+	if (!hl_space.root->head.parts)
 		goto err_root;
-	spin_lock(&hl_space.root->lock);
+	hl_head_lock(&hl_space.root->head);
 	hl_head_set_parts(&hl_space.root->head);
-	spin_unlock(&hl_space.root->lock);
+	hl_head_unlock(&hl_space.root->head);
 	return 0;
 
 err_root:
