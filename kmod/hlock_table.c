@@ -17,6 +17,7 @@
 #include <linux/pid_namespace.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -28,6 +29,8 @@
 #define HL_TABLE_BATCH	64
 /* The first buffer of a table. */
 #define HL_TABLE_MIN	4096
+/* Bytes a table copy moves between two looks at the scheduler. */
+#define HL_TABLE_CHUNK	SZ_64K
 
 /* A table being built. */
 struct hl_snap {
@@ -44,6 +47,36 @@ struct hl_snap {
 static size_t hl_rec_size(unsigned int len)
 {
 	return ALIGN(sizeof(struct hlock_lock_record) + len + 1, 8);
+}
+
+/*
+ * memcpy() of a table, which can be megabytes: in chunks, with a look at
+ * the scheduler after each.  Context: may sleep.
+ */
+static void hl_copy_chunked(char *to, const char *from, size_t n)
+{
+	size_t c;
+
+	for (; n; n -= c, to += c, from += c) {
+		c = min_t(size_t, n, HL_TABLE_CHUNK);
+		memcpy(to, from, c);
+		cond_resched();
+	}
+}
+
+/* The same to user memory.  Return: 0 or -EFAULT. */
+static int hl_copy_to_user_chunked(void __user *to, const char *from,
+				   size_t n)
+{
+	size_t c;
+
+	for (; n; n -= c, to += c, from += c) {
+		c = min_t(size_t, n, HL_TABLE_CHUNK);
+		if (copy_to_user(to, from, c))
+			return -EFAULT;
+		cond_resched();
+	}
+	return 0;
 }
 
 /*
@@ -65,8 +98,7 @@ static void *hl_snap_room(struct hl_snap *s, size_t size, int *err)
 			*err = -ENOMEM;
 			return NULL;
 		}
-		if (s->off)
-			memcpy(buf, s->buf, s->off);
+		hl_copy_chunked(buf, s->buf, s->off);
 		kvfree(s->buf);
 		s->buf = buf;
 		s->cap = cap;
@@ -230,10 +262,9 @@ long hl_ioctl_table(size_t usize, void __user *uarg)
 		if (s.off > args.size) {
 			ret = -ENOSPC;
 		} else if (s.off) {
-			if (copy_to_user(u64_to_user_ptr(args.buf), s.buf,
-					 s.off))
-				ret = -EFAULT;
-			else
+			ret = hl_copy_to_user_chunked(u64_to_user_ptr(args.buf),
+						      s.buf, s.off);
+			if (!ret)
 				args.count = s.count;
 		}
 	}
