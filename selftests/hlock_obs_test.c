@@ -1713,10 +1713,13 @@ static pid_t spawn_prober(struct stall *st, const char *path, int *rfd)
 /*
  * Time HOT_CALLS table calls into @buf (@size bytes) while the unrelated
  * locker runs; *@min_ns is the fastest call, *@worst_ns the locker's
- * slowest pair.  Returns the last call's result.
+ * slowest pair.  Returns the last call's result.  With @spin_ns, no table
+ * call: this process only burns the CPU that long, which is what the
+ * unrelated locker's worst pair is to be compared with.
  */
 static int time_tables(int fd, void *buf, size_t size, const char *path,
-		       int64_t *min_ns, int64_t *worst_ns, long *ops)
+		       int64_t *min_ns, int64_t *worst_ns, long *ops,
+		       int64_t spin_ns)
 {
 	struct stall *st;
 	int64_t t0, dt;
@@ -1733,7 +1736,14 @@ static int time_tables(int fd, void *buf, size_t size, const char *path,
 	if (pid < 0 || read_report(rfd) != 'k')
 		goto out;
 	__atomic_store_n(&st->go, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < HOT_CALLS; i++) {
+	if (spin_ns) {
+		t0 = now_ns();
+		while (now_ns() - t0 < spin_ns)
+			;
+		*min_ns = spin_ns;
+		ret = 0;
+	}
+	for (i = 0; !spin_ns && i < HOT_CALLS; i++) {
 		t0 = now_ns();
 		ret = hlock_table(fd, buf, size, NULL);
 		dt = now_ns() - t0;
@@ -1759,8 +1769,8 @@ out:
 TEST_F_TIMEOUT(obs, table_blockers_linear, 300)
 {
 	const struct hlock_lock_record *rec;
-	int64_t d_wait, d_granted, l_wait, l_granted;
-	long ops_wait, ops_granted;
+	int64_t d_wait, d_granted, l_wait, l_granted, d_spin, l_spin;
+	long ops_wait, ops_granted, ops_spin;
 	char hot[32], cold[32];
 	struct rlimit rl;
 	struct step st = { hot, X, 0, 0, 0 };
@@ -1797,7 +1807,7 @@ TEST_F_TIMEOUT(obs, table_blockers_linear, 300)
 	ASSERT_TRUE(buf != NULL);
 
 	count = time_tables(self->fd[0], buf, size, cold, &d_wait, &l_wait,
-			    &ops_wait);
+			    &ops_wait, 0);
 	ASSERT_LE(2 * HOT_WAITERS, count) TH_LOG("hlock_table: %d", count);
 	rec = buf;
 	for (i = 0; i < count; i++, rec = hlock_record_next(rec)) {
@@ -1820,7 +1830,7 @@ TEST_F_TIMEOUT(obs, table_blockers_linear, 300)
 	stop_child(holder);
 	self->kids[0] = -1;
 	count = time_tables(self->fd[0], buf, size, cold, &d_granted,
-			    &l_granted, &ops_granted);
+			    &l_granted, &ops_granted, 0);
 	ASSERT_LE(2 * HOT_WAITERS, count) TH_LOG("hlock_table: %d", count);
 	rec = buf;
 	for (i = 0; i < count; i++, rec = hlock_record_next(rec))
@@ -1835,6 +1845,15 @@ TEST_F_TIMEOUT(obs, table_blockers_linear, 300)
 	TH_LOG("granted:    table call %lld ms, unrelated lock+unlock at worst %lld ms (%ld pairs)",
 	       (long long)(d_granted / MS), (long long)(l_granted / MS),
 	       ops_granted);
+	/*
+	 * The baseline of the worst pair: this process burning the CPU as
+	 * long as the table calls took, no table call (the scheduler's and
+	 * TCG's share of the stall).
+	 */
+	ASSERT_EQ(0, time_tables(self->fd[0], buf, size, cold, &d_spin,
+				 &l_spin, &ops_spin, HOT_CALLS * d_wait));
+	TH_LOG("baseline:   CPU-bound %lld ms, unrelated lock+unlock at worst %lld ms (%ld pairs)",
+	       (long long)(d_spin / MS), (long long)(l_spin / MS), ops_spin);
 	/*
 	 * The waiting records' blockers may cost a little, not a factor
 	 * that grows with W (25 to 40 with 12,000 waiters; about 1.5 when
