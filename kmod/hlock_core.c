@@ -620,6 +620,7 @@ void hl_locker_init(struct hl_locker *lk)
 	lk->index = lk->index_inline;
 	lk->index_bits = HL_INDEX_INLINE_BITS;
 	lk->nr_reqs = 0;
+	lk->max_reqs = UINT_MAX;
 	lk->last = NULL;
 	lk->nr_spare = 0;
 	for (b = 0; b < ARRAY_SIZE(lk->index_inline); b++)
@@ -781,9 +782,13 @@ static unsigned int op_flags(const struct hl_op *op, unsigned int l)
 
 	if (l + 1 == op->nr) {
 		f = op->flags & (HL_RF_FRONT | HL_RF_COMPAT_FIRST);
-		/* Global S, SIX and X jump the queue, as in MongoDB. */
-		if (l == 0 && (op->mode == HLOCK_S || op->mode == HLOCK_SIX ||
-			       op->mode == HLOCK_X))
+		/*
+		 * Global S, SIX and X jump the queue, as in MongoDB, when
+		 * the locker may.
+		 */
+		if (l == 0 && (op->flags & HL_RF_MAY_JUMP) &&
+		    (op->mode == HLOCK_S || op->mode == HLOCK_SIX ||
+		     op->mode == HLOCK_X))
 			f |= HL_RF_FRONT | HL_RF_COMPAT_FIRST | HL_RF_AUTO;
 	}
 	return f;
@@ -823,9 +828,16 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 {
 	struct hl_op *op = &lk->op;
 	unsigned int l = op->level, m = op_mode(op, l);
-	struct hl_req *req = lk->spare[--lk->nr_spare];
+	struct hl_req *req;
 	bool granted;
 
+	/*
+	 * The levels above are granted and on lk->reqs: this one would be
+	 * one more resource.
+	 */
+	if (unlikely(lk->nr_reqs >= lk->max_reqs))
+		return -ENOLCK;
+	req = lk->spare[--lk->nr_spare];
 	req->head = h;
 	req->locker = lk;
 	req->up = l ? op->reqs[l - 1] : NULL;
@@ -894,7 +906,8 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 
 /*
  * Acquire level op->level.  Return: 1 when granted, 0 when it waits,
- * -ENOMEM or -EOVERFLOW when it failed with nothing done at this level.
+ * -ENOMEM, -EOVERFLOW or -ENOLCK when it failed with nothing done at this
+ * level.
  */
 static int op_level(struct hl_locker *lk, struct hl_grants *g)
 {
@@ -904,7 +917,6 @@ static int op_level(struct hl_locker *lk, struct hl_grants *g)
 	struct hl_req *req;
 	int ret;
 
-	hl_note_acquire(lk, l, m);
 	do {
 		for (;;) {
 			hl_rcu_lock();
@@ -940,6 +952,9 @@ static int op_level(struct hl_locker *lk, struct hl_grants *g)
 		}
 		hl_rcu_unlock();
 	} while (ret == -EAGAIN);
+	/* A level refused before it was asked for is not counted. */
+	if (ret >= 0)
+		hl_note_acquire(lk, l, m);
 	return ret;
 }
 
@@ -1032,7 +1047,8 @@ static void op_undo(struct hl_locker *lk, struct hl_grants *g)
  * @lk: The locker.
  * @nr: Levels of the path, root included (1 to HL_MAX_LEVELS).
  * @mode: Mode for the last level, HLOCK_IS to HLOCK_X.
- * @flags: HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST for the last level.
+ * @flags: HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST for the last level, and
+ *	HL_RF_MAY_JUMP when the locker may jump queues.
  *
  * Return: 0, or -EBUSY when an operation is in flight or uncollected.
  */
@@ -1062,8 +1078,9 @@ int hl_op_claim(struct hl_locker *lk, unsigned int nr, unsigned int mode,
  *
  * Return: 0 when every level was granted (slot in HL_OP_GRANTED),
  * -EINPROGRESS when a level waits (HL_OP_WAITING; hl_op_done() is called
- * once all levels are granted), or -ENOMEM or -EOVERFLOW with the locker
- * as before (slot back in HL_OP_SETUP).
+ * once all levels are granted), or -ENOMEM, -EOVERFLOW or -ENOLCK (one
+ * more resource than lk->max_reqs) with the locker as before (slot back
+ * in HL_OP_SETUP).
  */
 int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
 {

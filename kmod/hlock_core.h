@@ -82,6 +82,11 @@ enum hl_req_state {
 /* Request flags (kernel-internal, from HLOCK_F_*). */
 #define HL_RF_FRONT		HLOCK_F_FRONT
 #define HL_RF_COMPAT_FIRST	HLOCK_F_COMPAT_FIRST
+/*
+ * The locker may jump queues (the glue decides who may): its S, SIX and X
+ * on the root do so.  Only in hl_op_claim()'s flags, never on a request.
+ */
+#define HL_RF_MAY_JUMP		(1U << 6)
 /* The flags were added because this is an S, SIX or X on the root. */
 #define HL_RF_AUTO		(1U << 7)
 
@@ -283,6 +288,8 @@ struct hl_op {
  *	the locker's request on a resource is O(1), however many it holds.
  * @index_bits: Size of @index.
  * @nr_reqs: Entries in @reqs.
+ * @max_reqs: Most entries an operation may make @reqs hold: a level that
+ *	would need one more fails with -ENOLCK.  Set by the glue.
  * @last: The target request of the last path lock collected, while it
  *	is held: the caller may find it by its path without a lookup.
  * @spare: Free requests, enough for any one path (hl_op_start()).
@@ -300,6 +307,7 @@ struct hl_locker {
 	struct hlist_head *index;
 	unsigned int index_bits;
 	unsigned int nr_reqs;
+	unsigned int max_reqs;
 	struct hl_req *last;
 	struct hl_req *spare[HL_MAX_LEVELS];
 	unsigned int nr_spare;

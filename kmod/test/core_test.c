@@ -13,6 +13,8 @@
 #include "hlock_core.h"
 
 #define MAX_HEADS	512
+/* lock() flag: the locker may not jump queues (not HL_RF_MAY_JUMP). */
+#define HL_RF_NO_JUMP	(1U << 30)
 #define MAX_LOCKERS	16
 /* Partitions of every head in this build (the kernel has one per CPU). */
 #define NR_PARTS	3
@@ -345,7 +347,9 @@ static int lock(int who, const char *path, unsigned int mode,
 	for (p = path; *p; p++)
 		nr += *p == '/';
 	nr += *path != 0;
-	ret = hl_op_claim(&t->lk, nr, mode, flags);
+	/* Lockers of these tests may jump queues, but for HL_RF_NO_JUMP. */
+	ret = hl_op_claim(&t->lk, nr, mode, flags & HL_RF_NO_JUMP ?
+			  flags & ~HL_RF_NO_JUMP : flags | HL_RF_MAY_JUMP);
 	if (ret)
 		return ret;
 	/* Grow the index as the glue does, before the operation. */
@@ -783,6 +787,16 @@ static void test_front_and_compat_first(void)
 	CHECK(lock(3, "db", HLOCK_IS, 0) == 0, "root IS passes");
 	reset();
 
+	/* Not for a locker that may not jump: plain FIFO. */
+	CHECK(lock(0, "", HLOCK_S, HL_RF_NO_JUMP) == 0, "root S");
+	CHECK(lock(1, "", HLOCK_X, HL_RF_NO_JUMP) == -EINPROGRESS, "root X");
+	CHECK(lock(2, "", HLOCK_S, HL_RF_NO_JUMP) == -EINPROGRESS,
+	      "root S queues behind the X");
+	CHECK(lock(3, "db", HLOCK_IS, 0) == -EINPROGRESS,
+	      "root IS queues behind the X");
+	CHECK(find_head("")->compat_first == 0, "no compatible-first");
+	reset();
+
 	/* A root S reached by conversion gets compatible-first too. */
 	CHECK(lock(0, "db", HLOCK_IS, 0) == 0, "root IS");
 	CHECK(lock(0, "", HLOCK_S, 0) == 0, "root IS -> S");
@@ -808,6 +822,34 @@ static void test_front_and_compat_first(void)
 	CHECK(unlock(0, "") == 0, "release");
 	CHECK(collect(1) == 0 && collect(2) == -EAGAIN && collect(3) == 0,
 	      "cf skip");
+	reset();
+}
+
+/*
+ * A locker past max_reqs resources: the level that would be one too many
+ * fails with -ENOLCK, and the locker is as it was.
+ */
+static void test_limit(void)
+{
+	struct hl_locker *lk = &locker(0)->lk;
+
+	lk->max_reqs = 3;
+	CHECK(lock(0, "a/b", HLOCK_X, 0) == 0, "3 resources");
+	CHECK(lk->nr_reqs == 3, "counted");
+	CHECK(lock(0, "a/c", HLOCK_X, 0) == -ENOLCK, "a 4th");
+	CHECK(lk->nr_reqs == 3, "as it was");
+	CHECK(lock(0, "a/b", HLOCK_X, 0) == 0, "recursion needs none");
+	CHECK(lock(0, "a", HLOCK_X, 0) == 0, "conversion needs none");
+	CHECK(lock(1, "a/c", HLOCK_X, 0) == -EINPROGRESS, "another waits");
+	CHECK(lock(2, "x/y/z", HLOCK_S, 0) == 0, "others have their own");
+	CHECK(unlock(0, "a") >= 0 && unlock(0, "a/b") >= 0 &&
+	      unlock(0, "a/b") >= 0, "released");
+	CHECK(collect(1) == 0, "the waiter");
+	CHECK(lk->nr_reqs == 0, "nothing left");
+	CHECK(lock(0, "d/e/f", HLOCK_S, 0) == -ENOLCK,
+	      "4 levels at once, nothing kept");
+	CHECK(lk->nr_reqs == 0, "as it was");
+	lk->max_reqs = UINT_MAX;
 	reset();
 }
 
@@ -1130,6 +1172,7 @@ int main(void)
 	test_front_and_compat_first();
 	test_conversion();
 	test_compat_first_conversion();
+	test_limit();
 	test_downgrade();
 	test_hierarchy();
 	test_many_held();

@@ -6,6 +6,7 @@
 #define _HLOCK_TEST_SHIM_H
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,9 @@ typedef int64_t s64;
 #define smp_store_release(p, v)	(*(p) = (v))
 /* Likewise a plain load. */
 #define smp_load_acquire(p)	(*(p))
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
