@@ -5,6 +5,7 @@
  *   hlock_core.c    the grant policy and the protocol (plain C)
  *   hlock_space.c   resources: the table, head and partition locks,
  *                   reclaim of unused resources
+ *   hlock_ns.c      lock spaces, one per IPC namespace
  *   hlock_locker.c  lockers: lock, unlock, wait, continuations, close
  *   hlock_stats.c   statistics, the slow-wait log, tracepoints
  *   hlock_table.c   the lock table (HLOCK_IOC_TABLE) and debugfs
@@ -59,6 +60,28 @@ struct hl_res {
 };
 
 /**
+ * struct hl_ns - A lock space: the resources and statistics of one IPC
+ *	namespace (hlock_ns.c).
+ * @root: Its root resource.
+ * @ipc: The namespace, referenced while the space lives.
+ * @user_ns: The user namespace owning it, where lockers need CAP_SYS_NICE
+ *	to jump queues.
+ * @inum: The namespace's inode number, as /proc/PID/ns/ipc shows it.
+ * @ref: References: its lockers.
+ * @stats: Its statistics, per CPU.
+ * @dead_node: Entry in the reclaim worker's list once it ended.
+ */
+struct hl_ns {
+	struct hl_res *root;
+	struct ipc_namespace *ipc;
+	struct user_namespace *user_ns;
+	unsigned int inum;
+	refcount_t ref;
+	struct hlock_stats __percpu *stats;
+	struct list_head dead_node;
+};
+
+/**
  * struct hl_path - A parsed path: where the names of its levels are.
  * @nr: Levels, the root included.
  * @len: Bytes of the whole path.
@@ -78,6 +101,10 @@ struct hl_path {
 /**
  * struct hl_file - A locker: one open file description of /dev/hlock.
  * @lk: The locker (hlock_core).
+ * @ns: Its lock space, that of the IPC namespace it was opened in.
+ * @root: The root of @ns.
+ * @may_jump: The opener had CAP_SYS_NICE in the user namespace owning @ns:
+ *	the locker may ask to jump queues, and its root S, SIX and X do.
  * @lock: The locker lock: protects @lk and the fields below but for
  *	@ref, @wq and @granted; @gen is written under it and read without.
  * @ref: References: the file, and continuations due (hl_grant_notify()).
@@ -114,6 +141,9 @@ struct hl_path {
  */
 struct hl_file {
 	struct hl_locker lk;
+	struct hl_ns *ns;
+	struct hl_head *root;
+	bool may_jump;
 	struct mutex lock;
 	refcount_t ref;
 	u32 id;
@@ -151,13 +181,25 @@ static inline struct hl_res *hl_res_of(const struct hl_head *h)
 int hl_space_init(void);
 void hl_space_exit(void);
 int hl_path_parse(struct hl_path *p, const char *buf, unsigned int len);
-struct hl_head *hl_path_find(const struct hl_path *p, const char *buf);
+struct hl_head *hl_path_find(struct hl_head *root, const struct hl_path *p,
+			     const char *buf);
+struct hl_res *hl_root_alloc(void);
+void hl_root_free(struct hl_res *root);
+void hl_ns_retire(struct hl_ns *ns);
 unsigned long hl_space_gen(void);
 unsigned int hl_path_len(const struct hl_head *h);
 void hl_path_fill(const struct hl_head *h, char *dst, unsigned int len);
 struct hl_req *hl_req_alloc(void);
 struct seq_file;
 void hl_space_show(struct seq_file *m);
+
+/* hlock_ns.c */
+int hl_ns_init(void);
+void hl_ns_exit(void);
+struct hl_ns *hl_ns_get(void);
+void hl_ns_put(struct hl_ns *ns);
+struct hl_ns *hl_ns_next(unsigned long *index);
+unsigned long hl_ns_count(void);
 
 /* hlock_locker.c */
 extern struct xarray hl_lockers;
@@ -188,27 +230,24 @@ static inline void hl_grants_run(struct hl_grants *g)
 
 /* hlock_stats.c */
 extern bool hl_stats_on;
-extern struct hlock_stats __percpu *hl_pcpu_stats;
-int hl_stats_init(void);
-void hl_stats_exit(void);
-void hl_stats_sum(struct hlock_stats *st);
+void hl_stats_sum(struct hl_ns *ns, struct hlock_stats *st);
 void hl_slow_log(struct hl_file *f);
 void hl_gave_up(struct hl_file *f, unsigned int mode, int ret);
 void hl_note_cancel(struct hl_file *f, unsigned int why);
 void hl_trace_request(struct hl_file *f, unsigned int mode,
 		      unsigned int flags, s64 timeout_ns);
 
-/* Add @n to one statistic of @f (its lock held) and of the module. */
+/* Add @n to one statistic of @f (its lock held) and of its lock space. */
 #define hl_stat_add(f, field, n)					\
 	do {								\
 		if (READ_ONCE(hl_stats_on)) {				\
 			(f)->stats.field += (n);			\
-			this_cpu_add(hl_pcpu_stats->field, (n));	\
+			this_cpu_add((f)->ns->stats->field, (n));	\
 		}							\
 	} while (0)
 
 /* hlock_table.c */
-long hl_ioctl_table(size_t usize, void __user *uarg);
+long hl_ioctl_table(struct hl_file *f, size_t usize, void __user *uarg);
 void hl_debugfs_init(void);
 void hl_debugfs_exit(void);
 

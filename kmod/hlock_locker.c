@@ -12,8 +12,10 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
+#include <linux/capability.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -26,6 +28,24 @@
 
 /* Requests close releases between two looks at the scheduler. */
 #define HL_RELEASE_BATCH	64
+/* Default of max_locks_per_locker. */
+#define HL_MAX_LOCKS_DEFAULT	65536
+
+static unsigned int hl_max_locks = HL_MAX_LOCKS_DEFAULT;
+
+static int hl_max_locks_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, UINT_MAX);
+}
+
+static const struct kernel_param_ops hl_max_locks_ops = {
+	.set = hl_max_locks_set,
+	.get = param_get_uint,
+};
+module_param_cb(max_locks_per_locker, &hl_max_locks_ops, &hl_max_locks,
+		0644);
+MODULE_PARM_DESC(max_locks_per_locker,
+		 "Most resources one locker may hold or wait on (a lock call past it fails with ENOLCK)");
 
 /* Every locker, by id, for the lock table. */
 DEFINE_XARRAY_ALLOC(hl_lockers);
@@ -341,6 +361,9 @@ int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 	ktime_t deadline;
 	int ret;
 
+	/* Only the privileged jump queues (hl_file_open()). */
+	if (flags & (HLOCK_F_FRONT | HLOCK_F_COMPAT_FIRST) && !f->may_jump)
+		return -EPERM;
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
 	p = hl_file_path(f, buf, len, &tmp);
@@ -348,9 +371,11 @@ int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 		ret = PTR_ERR(p);
 		goto out_unlock;
 	}
-	ret = hl_op_claim(lk, p->nr, mode, flags);
+	ret = hl_op_claim(lk, p->nr, mode,
+			  flags | (f->may_jump ? HL_RF_MAY_JUMP : 0));
 	if (ret)
 		goto out_unlock;
+	lk->max_reqs = READ_ONCE(hl_max_locks);
 	hl_file_owner(f);
 	f->last_path = false;
 	hl_file_set_path(f, p, buf);
@@ -490,7 +515,7 @@ static struct hl_head *hl_file_find(struct hl_file *f, const struct hl_path *p,
 {
 	if (f->last_path && f->lk.last && p == &f->path)
 		return f->lk.last->head;
-	return hl_path_find(p, buf);
+	return hl_path_find(f->root, p, buf);
 }
 
 /**
@@ -532,7 +557,7 @@ int hl_do_path(struct hl_file *f, unsigned int cmd, const char *buf,
 		hl_op_cancel_counted(f, HLOCK_CANCEL_UNLOCK, &g);
 		hl_op_clear(f, &g);
 		rcu_read_lock();
-		h = hl_path_find(p, buf);
+		h = hl_path_find(f->root, p, buf);
 		ret = h ? hl_held(lk, h) : HLOCK_NL;
 		if (ret != HLOCK_NL) {
 			struct hl_req *req = hl_locker_find(lk, h);
@@ -587,6 +612,19 @@ int hl_file_open(struct file *file)
 
 	if (!f)
 		return -ENOMEM;
+	f->ns = hl_ns_get();
+	if (IS_ERR(f->ns)) {
+		ret = PTR_ERR(f->ns);
+		kfree(f);
+		return ret;
+	}
+	f->root = &f->ns->root->head;
+	/*
+	 * Jumping queues is a privilege of the opener, as with other rights
+	 * a file carries: CAP_SYS_NICE in the user namespace owning the
+	 * lock space.  Unaudited: most openers only queue.
+	 */
+	f->may_jump = ns_capable_noaudit(f->ns->user_ns, CAP_SYS_NICE);
 	hl_locker_init(&f->lk);
 	mutex_init(&f->lock);
 	refcount_set(&f->ref, 1);
@@ -600,6 +638,7 @@ int hl_file_open(struct file *file)
 		       GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		put_pid(rcu_dereference_protected(f->owner, true));
+		hl_ns_put(f->ns);
 		kfree(f);
 		return ret;
 	}
@@ -619,6 +658,7 @@ void hl_file_put(struct hl_file *f)
 		kvfree(f->lk.index);
 	put_pid(rcu_dereference_protected(f->owner, true));
 	mutex_destroy(&f->lock);
+	hl_ns_put(f->ns);
 	kfree(f);
 }
 

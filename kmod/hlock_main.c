@@ -263,7 +263,7 @@ static long hl_ioctl_stats(struct hl_file *f, size_t usize, void __user *uarg)
 		st = f->stats;
 		mutex_unlock(&f->lock);
 	} else if (args.scope == HLOCK_STATS_GLOBAL) {
-		hl_stats_sum(&st);
+		hl_stats_sum(f->ns, &st);
 	} else {
 		return -EINVAL;
 	}
@@ -354,7 +354,7 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case _IOC_NR(HLOCK_IOC_TABLE):
 		if (hl_cmd_is(cmd, HLOCK_IOC_TABLE,
 			      sizeof(struct hlock_table_args)))
-			return hl_ioctl_table(usize, uarg);
+			return hl_ioctl_table(f, usize, uarg);
 		break;
 	case _IOC_NR(HLOCK_IOC_GET_INFO):
 		if (hl_cmd_is(cmd, HLOCK_IOC_GET_INFO,
@@ -419,22 +419,22 @@ static int __init hl_init(void)
 	BUILD_BUG_ON(HLOCK_PATH_MAX > U16_MAX);
 	BUILD_BUG_ON(HLOCK_COMM_LEN != TASK_COMM_LEN);
 
-	ret = hl_stats_init();
-	if (ret)
-		return ret;
 	ret = hl_space_init();
 	if (ret)
-		goto err_stats;
-	ret = misc_register(&hl_misc);
+		return ret;
+	ret = hl_ns_init();
 	if (ret)
 		goto err_space;
+	ret = misc_register(&hl_misc);
+	if (ret)
+		goto err_ns;
 	hl_debugfs_init();
 	return 0;
 
+err_ns:
+	hl_ns_exit();
 err_space:
 	hl_space_exit();
-err_stats:
-	hl_stats_exit();
 	return ret;
 }
 
@@ -443,8 +443,8 @@ static void __exit hl_exit(void)
 	hl_debugfs_exit();
 	misc_deregister(&hl_misc);
 	/* Every file is closed: every locker and resource can go. */
+	hl_ns_exit();
 	hl_space_exit();
-	hl_stats_exit();
 }
 
 module_init(hl_init);

@@ -38,7 +38,6 @@ struct hl_key {
 };
 
 static struct {
-	struct hl_res *root;
 	struct rhashtable table;
 	struct kmem_cache *req_cache;
 	atomic_long_t nr_res;
@@ -46,6 +45,9 @@ static struct {
 	long reclaim_at;		/* reclaim past this many */
 	unsigned long gen;		/* resources died so far */
 	struct work_struct reclaim;
+	struct mutex dead_lock;		/* protects dead, nr_dead */
+	struct list_head dead;		/* ended lock spaces */
+	unsigned long nr_dead;		/* on it */
 } hl_space;
 
 /*
@@ -221,7 +223,7 @@ struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
 	struct hl_file *f = hl_file_of(lk);
 
 	if (!level)
-		return &hl_space.root->head;
+		return f->root;
 	/* What the last lock call of the locker found (hl_space_gen()). */
 	if (level < f->heads_nr && hl_space_gen() == f->heads_gen &&
 	    !READ_ONCE(lk->op.heads[level]->dead))
@@ -281,15 +283,17 @@ int hl_head_create(struct hl_locker *lk, unsigned int level)
 
 /**
  * hl_path_find() - Look a path up without creating anything.
+ * @root: The root of the lock space.
  * @p: The parsed path.
  * @buf: The path.
  *
  * Context: RCU read lock held; the head stays valid until it is dropped.
  * Return: the head, or NULL when some level does not exist.
  */
-struct hl_head *hl_path_find(const struct hl_path *p, const char *buf)
+struct hl_head *hl_path_find(struct hl_head *root, const struct hl_path *p,
+			     const char *buf)
 {
-	struct hl_head *h = &hl_space.root->head;
+	struct hl_head *h = root;
 	unsigned int l;
 
 	for (l = 1; l < p->nr; l++) {
@@ -435,6 +439,28 @@ static bool hl_res_reclaim(struct hl_res *r)
 }
 
 /*
+ * Free the ended lock spaces whose resources are all gone, and their
+ * roots.  Context: process context, no hlock lock held.
+ */
+static void hl_reclaim_roots(void)
+{
+	struct hl_ns *ns, *tmp;
+
+	mutex_lock(&hl_space.dead_lock);
+	list_for_each_entry_safe(ns, tmp, &hl_space.dead, dead_node) {
+		if (atomic_read(&ns->root->children))
+			continue;
+		list_del(&ns->dead_node);
+		WRITE_ONCE(hl_space.nr_dead, hl_space.nr_dead - 1);
+		/* No locker can reach it; RCU for the hooks' sake. */
+		call_rcu(&ns->root->rcu, hl_res_free_rcu);
+		kfree(ns);
+		cond_resched();
+	}
+	mutex_unlock(&hl_space.dead_lock);
+}
+
+/*
  * Free every unused resource: leaves first, then, on the next pass, the
  * parents they left without children.  Each step holds one head lock for
  * O(CPUs); the walk sleeps between steps when asked to.
@@ -467,6 +493,7 @@ static void hl_reclaim(void)
 		rhashtable_walk_stop(&iter);
 		rhashtable_walk_exit(&iter);
 	}
+	hl_reclaim_roots();
 	WRITE_ONCE(hl_space.reclaim_at,
 		   max(2 * atomic_long_read(&hl_space.nr_res),
 		       (long)HL_RECLAIM_MIN));
@@ -478,19 +505,76 @@ static void hl_reclaim_work(struct work_struct *work)
 }
 
 /**
+ * hl_root_alloc() - The root of a new lock space.
+ *
+ * Charged to the memory cgroup of the caller, as resources are.
+ *
+ * Context: may sleep.
+ * Return: the root, with partitions, or NULL.
+ */
+struct hl_res *hl_root_alloc(void)
+{
+	struct hl_res *root = kzalloc(sizeof(*root), GFP_KERNEL_ACCOUNT);
+
+	if (!root)
+		return NULL;
+	hl_head_init(&root->head, NULL);
+	spin_lock_init(&root->head.lock);
+	/* A root is never hashed; it always has partitions. */
+	root->head.parts = hl_parts_alloc();
+	if (!root->head.parts) {
+		kfree(root);
+		return NULL;
+	}
+	hl_head_lock(&root->head);
+	hl_head_set_parts(&root->head);
+	hl_head_unlock(&root->head);
+	return root;
+}
+
+/**
+ * hl_root_free() - Free the root of a lock space nobody used.
+ * @root: The root.
+ */
+void hl_root_free(struct hl_res *root)
+{
+	hl_res_free(root);
+}
+
+/**
+ * hl_ns_retire() - Hand an ended lock space to the reclaim worker.
+ * @ns: The space, with no locker and nothing on its resources.
+ *
+ * The worker frees its unused resources, as it frees any, and then the
+ * space and its root.
+ *
+ * Context: process context.
+ */
+void hl_ns_retire(struct hl_ns *ns)
+{
+	mutex_lock(&hl_space.dead_lock);
+	list_add_tail(&ns->dead_node, &hl_space.dead);
+	WRITE_ONCE(hl_space.nr_dead, hl_space.nr_dead + 1);
+	mutex_unlock(&hl_space.dead_lock);
+	schedule_work(&hl_space.reclaim);
+}
+
+/**
  * hl_space_show() - The resource table's figures, for debugfs.
  * @m: Where to print them.
  */
 void hl_space_show(struct seq_file *m)
 {
-	seq_printf(m, "resources %ld\nreclaim_at %ld\nreclaimed %ld\n",
+	seq_printf(m, "resources %ld\nreclaim_at %ld\nreclaimed %ld\n"
+		   "spaces %lu\nspaces_ended %lu\n",
 		   atomic_long_read(&hl_space.nr_res),
 		   READ_ONCE(hl_space.reclaim_at),
-		   atomic_long_read(&hl_space.reclaimed));
+		   atomic_long_read(&hl_space.reclaimed), hl_ns_count(),
+		   READ_ONCE(hl_space.nr_dead));
 }
 
 /**
- * hl_space_init() - Set up the resource table and the root.
+ * hl_space_init() - Set up the resource table.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -501,38 +585,20 @@ int hl_space_init(void)
 	atomic_long_set(&hl_space.nr_res, 0);
 	hl_space.reclaim_at = HL_RECLAIM_MIN;
 	INIT_WORK(&hl_space.reclaim, hl_reclaim_work);
+	mutex_init(&hl_space.dead_lock);
+	INIT_LIST_HEAD(&hl_space.dead);
 	hl_space.req_cache = KMEM_CACHE(hl_req, SLAB_ACCOUNT);
 	if (!hl_space.req_cache)
 		return -ENOMEM;
 	ret = rhashtable_init(&hl_space.table, &hl_res_params);
 	if (ret)
-		goto err_cache;
-	ret = -ENOMEM;
-	hl_space.root = kzalloc(sizeof(*hl_space.root), GFP_KERNEL);
-	if (!hl_space.root)
-		goto err_table;
-	hl_head_init(&hl_space.root->head, NULL);
-	spin_lock_init(&hl_space.root->head.lock);
-	/* The root is never hashed nor freed; it always has partitions. */
-	hl_space.root->head.parts = hl_parts_alloc();
-	if (!hl_space.root->head.parts)
-		goto err_root;
-	hl_head_lock(&hl_space.root->head);
-	hl_head_set_parts(&hl_space.root->head);
-	hl_head_unlock(&hl_space.root->head);
-	return 0;
-
-err_root:
-	kfree(hl_space.root);
-err_table:
-	rhashtable_destroy(&hl_space.table);
-err_cache:
-	kmem_cache_destroy(hl_space.req_cache);
+		kmem_cache_destroy(hl_space.req_cache);
 	return ret;
 }
 
 /**
- * hl_space_exit() - Free every resource and the table.
+ * hl_space_exit() - Free every resource, every ended lock space, and the
+ *	table.
  *
  * Context: every locker is gone.
  */
@@ -542,12 +608,13 @@ void hl_space_exit(void)
 
 	cancel_work_sync(&hl_space.reclaim);
 	/* A walk may miss entries while the table shrinks: walk again. */
-	for (tries = 0; atomic_long_read(&hl_space.nr_res) &&
+	for (tries = 0; (atomic_long_read(&hl_space.nr_res) ||
+			 !list_empty(&hl_space.dead)) &&
 	     tries < HL_EXIT_TRIES; tries++)
 		hl_reclaim();
 	WARN_ON_ONCE(atomic_long_read(&hl_space.nr_res));
+	WARN_ON_ONCE(!list_empty(&hl_space.dead));
 	rhashtable_destroy(&hl_space.table);
-	hl_res_free(hl_space.root);
 	/* The resources freed after a grace period. */
 	rcu_barrier();
 	kmem_cache_destroy(hl_space.req_cache);

@@ -2,7 +2,7 @@
 /*
  * hlock: statistics, the slow-wait log and tracepoints.
  *
- * Statistics are kept per locker (under its lock) and module-wide in
+ * Statistics are kept per locker (under its lock) and per lock space in
  * per-CPU counters summed on read, so the uncontended path writes no
  * shared cache line for them.  The hooks hl_note_*() of hlock_core feed
  * both, and the tracepoints.
@@ -29,8 +29,6 @@ static unsigned int hl_slow_ms = 100;
 module_param_named(slow_ms, hl_slow_ms, uint, 0644);
 MODULE_PARM_DESC(slow_ms,
 		 "Log acquisitions that waited at least this long, in ms (0: off)");
-
-struct hlock_stats __percpu *hl_pcpu_stats;
 
 static unsigned int hl_stat_level(unsigned int level)
 {
@@ -249,11 +247,12 @@ void hl_slow_log(struct hl_file *f)
 }
 
 /**
- * hl_stats_sum() - The module-wide statistics: the per-CPU counters
+ * hl_stats_sum() - The statistics of a lock space: its per-CPU counters
  *	summed.
+ * @ns: The space, kept alive by the caller.
  * @st: Filled in.
  */
-void hl_stats_sum(struct hlock_stats *st)
+void hl_stats_sum(struct hl_ns *ns, struct hlock_stats *st)
 {
 	u64 *sum = (u64 *)st;
 	unsigned int cpu, i;
@@ -261,28 +260,9 @@ void hl_stats_sum(struct hlock_stats *st)
 	BUILD_BUG_ON(sizeof(*st) % sizeof(u64));
 	memset(st, 0, sizeof(*st));
 	for_each_possible_cpu(cpu) {
-		const u64 *c = (const u64 *)per_cpu_ptr(hl_pcpu_stats, cpu);
+		const u64 *c = (const u64 *)per_cpu_ptr(ns->stats, cpu);
 
 		for (i = 0; i < sizeof(*st) / sizeof(u64); i++)
 			sum[i] += READ_ONCE(c[i]);
 	}
-}
-
-/**
- * hl_stats_init() - Allocate the module-wide counters.
- *
- * Return: 0 or -ENOMEM.
- */
-int hl_stats_init(void)
-{
-	hl_pcpu_stats = alloc_percpu(struct hlock_stats);
-	return hl_pcpu_stats ? 0 : -ENOMEM;
-}
-
-/**
- * hl_stats_exit() - Free the module-wide counters.
- */
-void hl_stats_exit(void)
-{
-	free_percpu(hl_pcpu_stats);
 }

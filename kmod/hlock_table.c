@@ -40,6 +40,7 @@ struct hl_snap {
 	size_t limit;
 	unsigned int count;
 	struct pid_namespace *ns;
+	const struct hl_ns *space;
 	u64 now;
 };
 
@@ -201,12 +202,12 @@ static int hl_snap_file(struct hl_snap *s, struct hl_file *f)
 }
 
 /*
- * Build the lock table, pids as seen in @ns, keeping at most @limit bytes
- * (the rest is only counted).  Return: 0 or -ENOMEM; @s->off is the size
- * the whole table needs.
+ * Build the lock table of lock space @space, pids as seen in @ns, keeping
+ * at most @limit bytes (the rest is only counted).  Return: 0 or -ENOMEM;
+ * @s->off is the size the whole table needs.
  */
 static int hl_snap_build(struct hl_snap *s, size_t limit,
-			 struct pid_namespace *ns)
+			 struct pid_namespace *ns, const struct hl_ns *space)
 {
 	unsigned long id = 0;
 	struct hl_file *f;
@@ -215,12 +216,18 @@ static int hl_snap_build(struct hl_snap *s, size_t limit,
 	memset(s, 0, sizeof(*s));
 	s->limit = limit;
 	s->ns = ns;
+	s->space = space;
 	s->now = hl_clock();
 	for (;;) {
 		xa_lock(&hl_lockers);
 		f = xa_find(&hl_lockers, &id, ULONG_MAX, XA_PRESENT);
-		/* Going away once out of the array: its reference is 0. */
-		while (f && !refcount_inc_not_zero(&f->ref)) {
+		/*
+		 * Going away once out of the array: its reference is 0.
+		 * Other spaces' lockers are skipped with the array locked:
+		 * a step each, and the lock is dropped between lockers.
+		 */
+		while (f && (f->ns != space ||
+			     !refcount_inc_not_zero(&f->ref))) {
 			id++;
 			f = xa_find(&hl_lockers, &id, ULONG_MAX, XA_PRESENT);
 		}
@@ -238,13 +245,15 @@ static int hl_snap_build(struct hl_snap *s, size_t limit,
 }
 
 /**
- * hl_ioctl_table() - HLOCK_IOC_TABLE.
+ * hl_ioctl_table() - HLOCK_IOC_TABLE: the table of the caller's lock
+ *	space.
+ * @f: The caller's locker.
  * @usize: Size of the caller's struct hlock_table_args.
  * @uarg: It.
  *
  * Return: 0 or -errno, as HLOCK_IOC_TABLE.
  */
-long hl_ioctl_table(size_t usize, void __user *uarg)
+long hl_ioctl_table(struct hl_file *f, size_t usize, void __user *uarg)
 {
 	struct hlock_table_args args;
 	struct hl_snap s;
@@ -255,7 +264,7 @@ long hl_ioctl_table(size_t usize, void __user *uarg)
 		return ret;
 	if (args.flags || args.reserved[0] || args.reserved[1])
 		return -EINVAL;
-	ret = hl_snap_build(&s, args.size, task_active_pid_ns(current));
+	ret = hl_snap_build(&s, args.size, task_active_pid_ns(current), f->ns);
 	if (!ret) {
 		args.needed = s.off;
 		args.count = 0;
@@ -292,33 +301,25 @@ static void hl_seq_escaped(struct seq_file *m, const char *s)
 	}
 }
 
-/* /sys/kernel/debug/hlock/locks: the lock table for administrators. */
-static int hl_locks_show(struct seq_file *m, void *v)
+/* The records of @s, each line starting with lock space @inum. */
+static void hl_locks_show_snap(struct seq_file *m, const struct hl_snap *s,
+			       unsigned int inum)
 {
 	const struct hlock_lock_record *rec;
 	unsigned int i, b;
-	struct hl_snap s;
 	size_t off = 0;
-	int ret;
 
-	ret = hl_snap_build(&s, SIZE_MAX, task_active_pid_ns(current));
-	if (ret) {
-		kvfree(s.buf);
-		return ret;
-	}
-	seq_printf(m, "%-16s %7s %-4s %-10s %14s %14s %-24s %s\n", "COMMAND",
-		   "PID", "MODE", "STATE", "WAIT_NS", "HELD_NS", "BLOCKERS",
-		   "RESOURCE");
-	for (i = 0; i < s.count; i++, off += rec->rec_len) {
+	for (i = 0; i < s->count; i++, off += rec->rec_len) {
 		char mode[8];
 
-		rec = (const void *)(s.buf + off);
+		rec = (const void *)(s->buf + off);
 		if (rec->state == HLOCK_STATE_CONVERTING)
 			scnprintf(mode, sizeof(mode), "%s>%s",
 				  hl_mode_name(rec->mode),
 				  hl_mode_name(rec->convert_mode));
 		else
 			strscpy(mode, hl_mode_name(rec->mode), sizeof(mode));
+		seq_printf(m, "%-10u ", inum);
 		hl_seq_escaped(m, rec->comm);
 		seq_printf(m, "%*s %7u %-4s %-10s %14llu %14llu ",
 			   (int)(16 - min_t(size_t, strlen(rec->comm), 16)), "",
@@ -336,8 +337,31 @@ static int hl_locks_show(struct seq_file *m, void *v)
 		if (i % HL_TABLE_BATCH == 0)
 			cond_resched();
 	}
-	kvfree(s.buf);
-	return 0;
+}
+
+/*
+ * /sys/kernel/debug/hlock/locks: the lock table for administrators, of
+ * every lock space, each record with its IPC namespace's inode number.
+ */
+static int hl_locks_show(struct seq_file *m, void *v)
+{
+	unsigned long index = 0;
+	struct hl_snap s;
+	struct hl_ns *ns;
+	int ret = 0;
+
+	seq_printf(m, "%-10s %-16s %7s %-4s %-10s %14s %14s %-24s %s\n",
+		   "IPC_NS", "COMMAND", "PID", "MODE", "STATE", "WAIT_NS",
+		   "HELD_NS", "BLOCKERS", "RESOURCE");
+	while (!ret && (ns = hl_ns_next(&index))) {
+		ret = hl_snap_build(&s, SIZE_MAX, task_active_pid_ns(current),
+				    ns);
+		if (!ret)
+			hl_locks_show_snap(m, &s, ns->inum);
+		kvfree(s.buf);
+		hl_ns_put(ns);
+	}
+	return ret;
 }
 DEFINE_SHOW_ATTRIBUTE(hl_locks);
 

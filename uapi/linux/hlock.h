@@ -9,6 +9,12 @@
  * Each open file description of /dev/hlock is one locker; closing it
  * releases everything it holds and cancels what it waits for.
  *
+ * Each IPC namespace has a lock space of its own, as it has SysV IPC
+ * objects of its own: a locker belongs to the namespace of the process
+ * that opened it, for life.  The same path in two lock spaces names two
+ * resources, and the lock table and HLOCK_STATS_GLOBAL show the locker's
+ * lock space only.
+ *
  * All times are nanoseconds on CLOCK_MONOTONIC.
  */
 #ifndef _UAPI_LINUX_HLOCK_H
@@ -35,8 +41,13 @@
 /*
  * Flags of struct hlock_lock_args.  They apply to the requested resource,
  * not to the intents on its ancestors: HLOCK_F_FRONT to a new request,
- * HLOCK_F_COMPAT_FIRST to a new request or a conversion.  S, SIX and X on
- * the root get both by themselves, also when reached by a conversion.
+ * HLOCK_F_COMPAT_FIRST to a new request or a conversion.
+ *
+ * Jumping queues is a privilege: HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST
+ * need a locker opened by a process with CAP_SYS_NICE in the user
+ * namespace owning its lock space (EPERM otherwise), and only such a
+ * locker's S, SIX and X on the root get both by themselves, also when
+ * reached by a conversion; other lockers' queue plainly FIFO.
  */
 /* Queue at the front of the resource's queue (MongoDB's enqueueAtFront). */
 #define HLOCK_F_FRONT		(1U << 0)
@@ -128,7 +139,7 @@ struct hlock_info {
 #define HLOCK_NR_LEVELS		4
 
 /* Values of hlock_stats_args.scope. */
-#define HLOCK_STATS_GLOBAL	0	/* the whole module */
+#define HLOCK_STATS_GLOBAL	0	/* the locker's lock space */
 #define HLOCK_STATS_LOCKER	1	/* the calling locker */
 
 /**
@@ -267,7 +278,10 @@ struct hlock_table_args {
  * when granted, or -1 with errno: EINPROGRESS (queued, HLOCK_F_ASYNC),
  * EAGAIN, ETIMEDOUT, EINTR, EBUSY (a request is pending or uncollected),
  * EINVAL, ENAMETOOLONG, EFAULT, ENOMEM, EOVERFLOW (a recursion count would
- * pass INT_MAX).
+ * pass INT_MAX), EPERM (HLOCK_F_FRONT or HLOCK_F_COMPAT_FIRST without the
+ * privilege), ENOLCK (the locker would hold or wait on more resources
+ * than the module parameter max_locks_per_locker allows).  Every failure
+ * leaves the locker as it was before the call.
  */
 #define HLOCK_IOC_LOCK		_IOW(HLOCK_IOC_MAGIC, 1, struct hlock_lock_args)
 /*
@@ -310,8 +324,8 @@ struct hlock_table_args {
 /* HLOCK_IOC_STATS: fill a struct hlock_stats.  Returns 0 (or see above). */
 #define HLOCK_IOC_STATS		_IOW(HLOCK_IOC_MAGIC, 7, struct hlock_stats_args)
 /*
- * HLOCK_IOC_TABLE: copy the lock table, one struct hlock_lock_record per
- * granted, converting or waiting request.  Returns 0 with every record
+ * HLOCK_IOC_TABLE: copy the lock table of the locker's lock space, one
+ * struct hlock_lock_record per granted, converting or waiting request.  Returns 0 with every record
  * copied, or -1 with errno ENOSPC when @size is below @needed (nothing is
  * copied; try again with a buffer of at least @needed bytes), ENOMEM,
  * EFAULT, EINVAL.

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock: lock spaces.  Each IPC namespace has a lock space of its own, as
+ * it has SysV IPC objects of its own: a root resource, so a tree of
+ * resources no other namespace can name; its statistics; and the user
+ * namespace in which CAP_SYS_NICE lets a locker jump queues.  A locker
+ * belongs to the space of the namespace it was opened in, for life.
+ *
+ * The space of the initial IPC namespace lives as long as the module, so
+ * its statistics count from the module's start.  Any other lives as long
+ * as a locker of it does: the first open in its namespace makes it, the
+ * last locker freed ends it (a module cannot learn when a namespace
+ * ends, and a space that outlived its lockers would have to pin its
+ * namespace).  Meanwhile it holds a reference to the namespace, so the
+ * namespace's inode number, by which spaces are found, names no other
+ * namespace.  Once it ends, its root and the resources below go to the
+ * reclaim worker (hl_ns_retire()).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ipc_namespace.h>
+#include <linux/mutex.h>
+#include <linux/nsproxy.h>
+#include <linux/percpu.h>
+#include <linux/proc_ns.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+
+#include "hlock_internal.h"
+
+/* Live spaces by the inode number of their IPC namespace. */
+static DEFINE_XARRAY(hl_nss);
+/* Serialises making and ending spaces; process context only. */
+static DEFINE_MUTEX(hl_nss_lock);
+/* Spaces in hl_nss; written under hl_nss_lock. */
+static unsigned long hl_nss_nr;
+/* The initial namespace's, with a reference of the module's own. */
+static struct hl_ns *hl_init_ns;
+
+/*
+ * The reference a space keeps on its namespace is dropped through the
+ * namespace's own operations: put_ipc_ns() is not exported by every kernel
+ * this module builds for.
+ */
+static void hl_ipc_put(struct ipc_namespace *ipc)
+{
+	ipc->ns.ops->put(&ipc->ns);
+}
+
+static struct hl_ns *hl_ns_alloc(struct ipc_namespace *ipc)
+{
+	struct hl_ns *ns = kzalloc(sizeof(*ns), GFP_KERNEL_ACCOUNT);
+
+	if (!ns)
+		return NULL;
+	ns->stats = alloc_percpu_gfp(struct hlock_stats, GFP_KERNEL_ACCOUNT);
+	if (!ns->stats)
+		goto err;
+	ns->root = hl_root_alloc();
+	if (!ns->root)
+		goto err_stats;
+	refcount_set(&ns->ref, 1);
+	ns->ipc = get_ipc_ns(ipc);
+	ns->user_ns = ipc->user_ns;
+	ns->inum = ipc->ns.inum;
+	return ns;
+
+err_stats:
+	free_percpu(ns->stats);
+err:
+	kfree(ns);
+	return NULL;
+}
+
+/* The lock space of @ipc, made if need be, with a reference. */
+static struct hl_ns *hl_ns_get_ipc(struct ipc_namespace *ipc)
+{
+	struct hl_ns *ns;
+	int ret;
+
+	mutex_lock(&hl_nss_lock);
+	ns = xa_load(&hl_nss, ipc->ns.inum);
+	if (ns) {
+		/* Spaces in the array have lockers: ended under the mutex. */
+		refcount_inc(&ns->ref);
+		goto out;
+	}
+	ns = hl_ns_alloc(ipc);
+	if (!ns) {
+		ns = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	ret = xa_err(xa_store(&hl_nss, ns->inum, ns, GFP_KERNEL_ACCOUNT));
+	if (ret) {
+		hl_root_free(ns->root);
+		hl_ipc_put(ns->ipc);
+		free_percpu(ns->stats);
+		kfree(ns);
+		ns = ERR_PTR(ret);
+		goto out;
+	}
+	WRITE_ONCE(hl_nss_nr, hl_nss_nr + 1);
+out:
+	mutex_unlock(&hl_nss_lock);
+	return ns;
+}
+
+/**
+ * hl_ns_get() - The lock space of the caller's IPC namespace, made if need
+ *	be, with a reference.
+ *
+ * Context: process context, may sleep.
+ * Return: the space, or an ERR_PTR() (-ENOMEM).
+ */
+struct hl_ns *hl_ns_get(void)
+{
+	/* Only the task itself changes its nsproxy: no lock to read it. */
+	return hl_ns_get_ipc(current->nsproxy->ipc_ns);
+}
+
+/**
+ * hl_ns_init() - Make the lock space of the initial IPC namespace.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int hl_ns_init(void)
+{
+	struct hl_ns *ns = hl_ns_get_ipc(init_task.nsproxy->ipc_ns);
+
+	if (IS_ERR(ns))
+		return PTR_ERR(ns);
+	hl_init_ns = ns;
+	return 0;
+}
+
+/**
+ * hl_ns_exit() - Let the initial IPC namespace's lock space end.
+ *
+ * Context: every locker is gone.
+ */
+void hl_ns_exit(void)
+{
+	hl_ns_put(hl_init_ns);
+}
+
+/**
+ * hl_ns_put() - Drop a reference to a lock space; the last one ends it.
+ * @ns: The space.
+ *
+ * Context: process context, may sleep.  The space's lockers are gone by
+ * the last put: nothing is on its resources.
+ */
+void hl_ns_put(struct hl_ns *ns)
+{
+	if (!refcount_dec_and_mutex_lock(&ns->ref, &hl_nss_lock))
+		return;
+	xa_erase(&hl_nss, ns->inum);
+	WRITE_ONCE(hl_nss_nr, hl_nss_nr - 1);
+	mutex_unlock(&hl_nss_lock);
+	hl_ipc_put(ns->ipc);
+	ns->ipc = NULL;
+	free_percpu(ns->stats);
+	ns->stats = NULL;
+	hl_ns_retire(ns);
+}
+
+/**
+ * hl_ns_next() - Walk the live lock spaces, for debugfs.
+ * @index: Where to look from; moved past the space returned.
+ *
+ * Context: process context, may sleep.
+ * Return: the next space, with a reference (hl_ns_put() it), or NULL.
+ */
+struct hl_ns *hl_ns_next(unsigned long *index)
+{
+	struct hl_ns *ns;
+
+	mutex_lock(&hl_nss_lock);
+	ns = xa_find(&hl_nss, index, ULONG_MAX, XA_PRESENT);
+	if (ns) {
+		refcount_inc(&ns->ref);
+		(*index)++;
+	}
+	mutex_unlock(&hl_nss_lock);
+	return ns;
+}
+
+/**
+ * hl_ns_count() - Live lock spaces, for debugfs.
+ *
+ * Return: how many.
+ */
+unsigned long hl_ns_count(void)
+{
+	return READ_ONCE(hl_nss_nr);
+}
