@@ -41,6 +41,7 @@ static struct {
 	struct rhashtable table;
 	struct kmem_cache *req_cache;
 	atomic_long_t nr_res;
+	atomic_long_t nr_req;		/* requests allocated */
 	atomic_long_t reclaimed;	/* resources freed so far */
 	long reclaim_at;		/* reclaim past this many */
 	unsigned long gen;		/* resources died so far */
@@ -393,7 +394,13 @@ void hl_path_fill(const struct hl_head *h, char *dst, unsigned int len)
  */
 struct hl_req *hl_req_alloc(void)
 {
-	return kmem_cache_alloc(hl_space.req_cache, GFP_KERNEL_ACCOUNT);
+	struct hl_req *req = kmem_cache_alloc(hl_space.req_cache,
+					      GFP_KERNEL_ACCOUNT);
+
+	/* Not on the common path: a locker keeps its spares. */
+	if (req)
+		atomic_long_inc(&hl_space.nr_req);
+	return req;
 }
 
 /**
@@ -404,6 +411,7 @@ struct hl_req *hl_req_alloc(void)
  */
 void hl_req_free(struct hl_req *req)
 {
+	atomic_long_dec(&hl_space.nr_req);
 	kmem_cache_free(hl_space.req_cache, req);
 }
 
@@ -560,14 +568,28 @@ void hl_ns_retire(struct hl_ns *ns)
 }
 
 /**
+ * hl_space_reclaim() - Free every unused resource and ended lock space
+ *	now, for debugfs.
+ *
+ * Context: process context, no hlock lock held; waits for the worker.
+ */
+void hl_space_reclaim(void)
+{
+	/* A run already under way may have passed some: ask for another. */
+	schedule_work(&hl_space.reclaim);
+	flush_work(&hl_space.reclaim);
+}
+
+/**
  * hl_space_show() - The resource table's figures, for debugfs.
  * @m: Where to print them.
  */
 void hl_space_show(struct seq_file *m)
 {
-	seq_printf(m, "resources %ld\nreclaim_at %ld\nreclaimed %ld\n"
-		   "spaces %lu\nspaces_ended %lu\n",
+	seq_printf(m, "resources %ld\nrequests %ld\nreclaim_at %ld\n"
+		   "reclaimed %ld\nspaces %lu\nspaces_ended %lu\n",
 		   atomic_long_read(&hl_space.nr_res),
+		   atomic_long_read(&hl_space.nr_req),
 		   READ_ONCE(hl_space.reclaim_at),
 		   atomic_long_read(&hl_space.reclaimed), hl_ns_count(),
 		   READ_ONCE(hl_space.nr_dead));
@@ -583,6 +605,7 @@ int hl_space_init(void)
 	int ret;
 
 	atomic_long_set(&hl_space.nr_res, 0);
+	atomic_long_set(&hl_space.nr_req, 0);
 	hl_space.reclaim_at = HL_RECLAIM_MIN;
 	INIT_WORK(&hl_space.reclaim, hl_reclaim_work);
 	mutex_init(&hl_space.dead_lock);

@@ -373,10 +373,28 @@ static int hl_resources_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(hl_resources);
 
+/*
+ * /sys/kernel/debug/hlock/reclaim: any write frees the unused resources
+ * and the ended lock spaces at once, as the worker would later.
+ */
+static ssize_t hl_reclaim_write(struct file *file, const char __user *buf,
+				size_t count, loff_t *ppos)
+{
+	hl_space_reclaim();
+	return count;
+}
+
+static const struct file_operations hl_reclaim_fops = {
+	.owner = THIS_MODULE,
+	.write = hl_reclaim_write,
+	.llseek = noop_llseek,
+};
+
 static struct dentry *hl_debugfs;
 
 /**
- * hl_debugfs_init() - Create /sys/kernel/debug/hlock/{locks,resources}.
+ * hl_debugfs_init() - Create /sys/kernel/debug/hlock/{locks,resources,
+ *	reclaim}.
  *
  * Optional: the module works without it.
  */
@@ -386,6 +404,8 @@ void hl_debugfs_init(void)
 	debugfs_create_file("locks", 0400, hl_debugfs, NULL, &hl_locks_fops);
 	debugfs_create_file("resources", 0400, hl_debugfs, NULL,
 			    &hl_resources_fops);
+	debugfs_create_file("reclaim", 0200, hl_debugfs, NULL,
+			    &hl_reclaim_fops);
 }
 
 /**
