@@ -27,6 +27,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 #include "hlock_core.h"
 
@@ -69,6 +70,7 @@ struct hl_res {
  * @inum: The namespace's inode number, as /proc/PID/ns/ipc shows it.
  * @ref: References: its lockers.
  * @stats: Its statistics, per CPU.
+ * @lockers: Its lockers by id, for its lock table.
  * @dead_node: Entry in the reclaim worker's list once it ended.
  */
 struct hl_ns {
@@ -78,6 +80,7 @@ struct hl_ns {
 	unsigned int inum;
 	refcount_t ref;
 	struct hlock_stats __percpu *stats;
+	struct xarray lockers;
 	struct list_head dead_node;
 };
 
@@ -109,7 +112,7 @@ struct hl_path {
  * @lock: The locker lock: protects @lk and the fields below but for
  *	@ref, @wq and @granted; @gen is written under it and read without.
  * @ref: References: the file, and continuations due (hl_grant_notify()).
- * @id: Its index in hl_lockers, for the lock table.
+ * @id: Its index in ns->lockers, for the lock table.
  * @wq: Where the locker's waiters and pollers sleep.
  * @granted: Set when the operation in flight is done (granted or failed)
  *	while waiting; read without the lock by poll.
@@ -205,7 +208,6 @@ struct hl_ns *hl_ns_next(unsigned long *index);
 unsigned long hl_ns_count(void);
 
 /* hlock_locker.c */
-extern struct xarray hl_lockers;
 int hl_file_open(struct file *file);
 void hl_file_release(struct hl_file *f);
 void hl_file_put(struct hl_file *f);

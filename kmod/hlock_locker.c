@@ -47,9 +47,6 @@ module_param_cb(max_locks_per_locker, &hl_max_locks_ops, &hl_max_locks,
 MODULE_PARM_DESC(max_locks_per_locker,
 		 "Most resources one locker may hold or wait on (a lock call past it fails with ENOLCK)");
 
-/* Every locker, by id, for the lock table. */
-DEFINE_XARRAY_ALLOC(hl_lockers);
-
 /* The previous owner of a locker, put once no reader can see it. */
 struct hl_pid_put {
 	struct rcu_head rcu;
@@ -635,7 +632,7 @@ int hl_file_open(struct file *file)
 	f->wait_level = HL_NO_WAIT;
 	/* The path of no call yet: the root, parsed (hl_file_path()). */
 	hl_path_parse(&f->path, f->pathbuf, 0);
-	ret = xa_alloc(&hl_lockers, &f->id, f, xa_limit_32b,
+	ret = xa_alloc(&f->ns->lockers, &f->id, f, xa_limit_32b,
 		       GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		put_pid(rcu_dereference_protected(f->owner, true));
@@ -677,7 +674,7 @@ void hl_file_release(struct hl_file *f)
 
 	hl_grants_init(&g);
 	/* Out of the lock table first: nobody may look at it while it goes. */
-	xa_erase(&hl_lockers, f->id);
+	xa_erase(&f->ns->lockers, f->id);
 	mutex_lock(&f->lock);
 	if (lk->op.state == HL_OP_WAITING ||
 	    (lk->op.state != HL_OP_IDLE && f->async))

@@ -62,6 +62,7 @@ static struct hl_ns *hl_ns_alloc(struct ipc_namespace *ipc)
 	if (!ns->root)
 		goto err_stats;
 	refcount_set(&ns->ref, 1);
+	xa_init_flags(&ns->lockers, XA_FLAGS_ALLOC);
 	ns->ipc = get_ipc_ns(ipc);
 	ns->user_ns = ipc->user_ns;
 	ns->inum = ipc->ns.inum;
@@ -159,6 +160,8 @@ void hl_ns_put(struct hl_ns *ns)
 	xa_erase(&hl_nss, ns->inum);
 	WRITE_ONCE(hl_nss_nr, hl_nss_nr - 1);
 	mutex_unlock(&hl_nss_lock);
+	/* Its lockers are gone: this frees nothing but the array's own. */
+	xa_destroy(&ns->lockers);
 	hl_ipc_put(ns->ipc);
 	ns->ipc = NULL;
 	free_percpu(ns->stats);

@@ -3,7 +3,8 @@
  * hlock: the lock table, for HLOCK_IOC_TABLE and debugfs.
  *
  * The table is built locker by locker into memory of its own, then copied
- * out, so nothing touches user memory under a lock.  Each locker is
+ * out, so nothing touches user memory under a lock.  It walks the lockers
+ * of one lock space (hl_ns.lockers), never another's.  Each locker is
  * walked under its own mutex (it may sleep there), each waiting request's
  * blockers are found under its head lock in bounded time
  * (hl_head_blockers()), and no lock is held from one locker to the next:
@@ -40,7 +41,6 @@ struct hl_snap {
 	size_t limit;
 	unsigned int count;
 	struct pid_namespace *ns;
-	const struct hl_ns *space;
 	u64 now;
 };
 
@@ -207,7 +207,7 @@ static int hl_snap_file(struct hl_snap *s, struct hl_file *f)
  * @s->off is the size the whole table needs.
  */
 static int hl_snap_build(struct hl_snap *s, size_t limit,
-			 struct pid_namespace *ns, const struct hl_ns *space)
+			 struct pid_namespace *ns, struct hl_ns *space)
 {
 	unsigned long id = 0;
 	struct hl_file *f;
@@ -216,22 +216,17 @@ static int hl_snap_build(struct hl_snap *s, size_t limit,
 	memset(s, 0, sizeof(*s));
 	s->limit = limit;
 	s->ns = ns;
-	s->space = space;
 	s->now = hl_clock();
 	for (;;) {
-		xa_lock(&hl_lockers);
-		f = xa_find(&hl_lockers, &id, ULONG_MAX, XA_PRESENT);
-		/*
-		 * Going away once out of the array: its reference is 0.
-		 * Other spaces' lockers are skipped with the array locked:
-		 * a step each, and the lock is dropped between lockers.
-		 */
-		while (f && (f->ns != space ||
-			     !refcount_inc_not_zero(&f->ref))) {
+		xa_lock(&space->lockers);
+		f = xa_find(&space->lockers, &id, ULONG_MAX, XA_PRESENT);
+		/* Going away once out of the array: its reference is 0. */
+		while (f && !refcount_inc_not_zero(&f->ref)) {
 			id++;
-			f = xa_find(&hl_lockers, &id, ULONG_MAX, XA_PRESENT);
+			f = xa_find(&space->lockers, &id, ULONG_MAX,
+				    XA_PRESENT);
 		}
-		xa_unlock(&hl_lockers);
+		xa_unlock(&space->lockers);
 		if (!f)
 			break;
 		err = hl_snap_file(s, f);
