@@ -515,29 +515,17 @@ static void hl_reclaim_work(struct work_struct *work)
 /**
  * hl_root_alloc() - The root of a new lock space.
  *
- * Charged to the memory cgroup of the caller, as resources are.
+ * A resource like any other but never hashed, with no parent and no name;
+ * it gets its partitions with its first child, as any other does.
  *
  * Context: may sleep.
- * Return: the root, with partitions, or NULL.
+ * Return: the root, or NULL.
  */
 struct hl_res *hl_root_alloc(void)
 {
-	struct hl_res *root = kzalloc(sizeof(*root), GFP_KERNEL_ACCOUNT);
+	static const struct hl_key root_key = { .name = "" };
 
-	if (!root)
-		return NULL;
-	hl_head_init(&root->head, NULL);
-	spin_lock_init(&root->head.lock);
-	/* A root is never hashed; it always has partitions. */
-	root->head.parts = hl_parts_alloc();
-	if (!root->head.parts) {
-		kfree(root);
-		return NULL;
-	}
-	hl_head_lock(&root->head);
-	hl_head_set_parts(&root->head);
-	hl_head_unlock(&root->head);
-	return root;
+	return hl_res_alloc(NULL, &root_key);
 }
 
 /**
