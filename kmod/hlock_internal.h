@@ -106,7 +106,6 @@ struct hl_path {
  * @lk: The locker (hlock_core).
  * @ns: Its lock space, that of the IPC namespace it was opened in.
  * @root: The root of @ns.
- * @ns_stats: @ns's statistics, one load away on the lock path.
  * @may_jump: The opener had CAP_SYS_NICE in the user namespace owning @ns:
  *	the locker may ask to jump queues, and its root S, SIX and X do.
  * @lock: The locker lock: protects @lk and the fields below but for
@@ -147,7 +146,6 @@ struct hl_file {
 	struct hl_locker lk;
 	struct hl_ns *ns;
 	struct hl_head *root;
-	struct hlock_stats __percpu *ns_stats;
 	bool may_jump;
 	struct mutex lock;
 	refcount_t ref;
@@ -247,7 +245,7 @@ void hl_trace_request(struct hl_file *f, unsigned int mode,
 	do {								\
 		if (READ_ONCE(hl_stats_on)) {				\
 			(f)->stats.field += (n);			\
-			this_cpu_add((f)->ns_stats->field, (n));	\
+			this_cpu_add((f)->ns->stats->field, (n));	\
 		}							\
 	} while (0)
 

@@ -616,7 +616,6 @@ int hl_file_open(struct file *file)
 		return ret;
 	}
 	f->root = &f->ns->root->head;
-	f->ns_stats = f->ns->stats;
 	/*
 	 * Jumping queues is a privilege of the opener, as with other rights
 	 * a file carries: CAP_SYS_NICE in the user namespace owning the

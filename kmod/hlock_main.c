@@ -15,6 +15,7 @@
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/nospec.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -300,67 +301,71 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 }
 
 /*
+ * The commands by number, with the least size of their structure.
  * Commands are matched by number and direction; the size comes from the
  * command, so a later, larger structure is accepted as long as the bytes
  * this module does not know are zero (copy_struct_from_user()), or, for
  * what the module fills, are zeroed.
  */
-static bool hl_cmd_is(unsigned int cmd, unsigned int want, size_t min)
-{
-	return _IOC_NR(cmd) == _IOC_NR(want) &&
-	       _IOC_DIR(cmd) == _IOC_DIR(want) && _IOC_SIZE(cmd) >= min &&
-	       _IOC_SIZE(cmd) <= PAGE_SIZE;
-}
+static const struct {
+	unsigned int cmd;
+	unsigned int min;
+} hl_cmds[] = {
+	[_IOC_NR(HLOCK_IOC_LOCK)] = {
+		HLOCK_IOC_LOCK, sizeof(struct hlock_lock_args)
+	},
+	[_IOC_NR(HLOCK_IOC_UNLOCK)] = {
+		HLOCK_IOC_UNLOCK, sizeof(struct hlock_lock_args)
+	},
+	[_IOC_NR(HLOCK_IOC_DOWNGRADE)] = {
+		HLOCK_IOC_DOWNGRADE, sizeof(struct hlock_lock_args)
+	},
+	[_IOC_NR(HLOCK_IOC_HELD)] = {
+		HLOCK_IOC_HELD, sizeof(struct hlock_lock_args)
+	},
+	[_IOC_NR(HLOCK_IOC_WAIT)] = {
+		HLOCK_IOC_WAIT, sizeof(struct hlock_wait_args)
+	},
+	[_IOC_NR(HLOCK_IOC_GET_INFO)] = {
+		HLOCK_IOC_GET_INFO, sizeof(struct hlock_info)
+	},
+	[_IOC_NR(HLOCK_IOC_STATS)] = {
+		HLOCK_IOC_STATS, sizeof(struct hlock_stats_args)
+	},
+	[_IOC_NR(HLOCK_IOC_TABLE)] = {
+		HLOCK_IOC_TABLE, sizeof(struct hlock_table_args)
+	},
+};
 
 static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct hl_file *f = file->private_data;
 	void __user *uarg = (void __user *)arg;
 	size_t usize = _IOC_SIZE(cmd);
+	unsigned int nr = _IOC_NR(cmd), want;
 
-	if (_IOC_TYPE(cmd) != HLOCK_IOC_MAGIC)
+	/* By number: an index, not a search, on the path of every lock. */
+	if (_IOC_TYPE(cmd) != HLOCK_IOC_MAGIC || nr >= ARRAY_SIZE(hl_cmds))
 		return -ENOTTY;
-	/* By number: a switch, not a search, on the path of every lock. */
-	switch (_IOC_NR(cmd)) {
+	nr = array_index_nospec(nr, ARRAY_SIZE(hl_cmds));
+	want = hl_cmds[nr].cmd;
+	if (!want || _IOC_DIR(cmd) != _IOC_DIR(want) ||
+	    usize < hl_cmds[nr].min || usize > PAGE_SIZE)
+		return -ENOTTY;
+	switch (nr) {
 	case _IOC_NR(HLOCK_IOC_LOCK):
-		if (hl_cmd_is(cmd, HLOCK_IOC_LOCK, sizeof(struct hlock_lock_args)))
-			return hl_ioctl_path(f, HLOCK_IOC_LOCK, usize, uarg);
-		break;
 	case _IOC_NR(HLOCK_IOC_UNLOCK):
-		if (hl_cmd_is(cmd, HLOCK_IOC_UNLOCK,
-			      sizeof(struct hlock_lock_args)))
-			return hl_ioctl_path(f, HLOCK_IOC_UNLOCK, usize, uarg);
-		break;
 	case _IOC_NR(HLOCK_IOC_DOWNGRADE):
-		if (hl_cmd_is(cmd, HLOCK_IOC_DOWNGRADE,
-			      sizeof(struct hlock_lock_args)))
-			return hl_ioctl_path(f, HLOCK_IOC_DOWNGRADE, usize,
-					     uarg);
-		break;
 	case _IOC_NR(HLOCK_IOC_HELD):
-		if (hl_cmd_is(cmd, HLOCK_IOC_HELD, sizeof(struct hlock_lock_args)))
-			return hl_ioctl_path(f, HLOCK_IOC_HELD, usize, uarg);
-		break;
+		return hl_ioctl_path(f, want, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_WAIT):
-		if (hl_cmd_is(cmd, HLOCK_IOC_WAIT,
-			      sizeof(struct hlock_wait_args)))
-			return hl_ioctl_wait(f, usize, uarg);
-		break;
+		return hl_ioctl_wait(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_STATS):
-		if (hl_cmd_is(cmd, HLOCK_IOC_STATS,
-			      sizeof(struct hlock_stats_args)))
-			return hl_ioctl_stats(f, usize, uarg);
-		break;
+		return hl_ioctl_stats(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_TABLE):
-		if (hl_cmd_is(cmd, HLOCK_IOC_TABLE,
-			      sizeof(struct hlock_table_args)))
-			return hl_ioctl_table(f, usize, uarg);
-		break;
+		return hl_ioctl_table(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_GET_INFO):
-		if (hl_cmd_is(cmd, HLOCK_IOC_GET_INFO,
-			      sizeof(struct hlock_info)))
-			return hl_ioctl_info(usize, uarg);
-		break;
+		return hl_ioctl_info(usize, uarg);
 	}
 	return -ENOTTY;
 }
