@@ -43,7 +43,6 @@
 /* How often the signal thread of a process strikes. */
 #define FUZZ_SIGNAL_US	2000
 #define PAGE		4096
-#define DEBUGFS_RES	"/sys/kernel/debug/hlock/resources"
 #define DEBUGFS_RECLAIM	"/sys/kernel/debug/hlock/reclaim"
 
 /* Shared by every process. */
@@ -168,18 +167,16 @@ static int fuzz_call(uint64_t *s, int fd)
 		path_args(s, &a.lock, buf);
 		cmd = HLOCK_IOC_LOCK;
 		break;
-	case 8 ... 11:
-		path_args(s, &a.lock, buf);
-		a.lock.mode = 0;
-		a.lock.flags = 0;
-		a.lock.timeout_ns = 0;
-		cmd = HLOCK_IOC_UNLOCK;
-		break;
-	case 12:
+	case 8 ... 12:
+		/* Unlock, or (one in five) downgrade: no flags, no timeout. */
 		path_args(s, &a.lock, buf);
 		a.lock.flags = 0;
 		a.lock.timeout_ns = 0;
 		cmd = HLOCK_IOC_DOWNGRADE;
+		if (rnd(s) % 5) {
+			a.lock.mode = 0;
+			cmd = HLOCK_IOC_UNLOCK;
+		}
 		break;
 	case 13:
 		path_args(s, &a.lock, buf);
@@ -309,27 +306,6 @@ static void __attribute__((noreturn)) fuzz_process(uint64_t seed)
 	_exit(0);
 }
 
-/* A figure "name N" of debugfs' resources file, or -1. */
-static long res_figure(const char *name)
-{
-	char buf[512], *p;
-	size_t len = strlen(name);
-	int fd = open(DEBUGFS_RES, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, len) && p[len] == ' ')
-			return strtol(p + len + 1, NULL, 10);
-	return -1;
-}
-
 FIXTURE(fuzz) {
 	int unused;
 };
@@ -348,12 +324,12 @@ TEST_F_TIMEOUT(fuzz, random_calls_leave_nothing, 1200)
 	const char *seed = getenv("HLOCK_FUZZ_SEED");
 	uint64_t s = seed ? strtoull(seed, NULL, 0) : (uint64_t)now_ns();
 	pid_t pids[FUZZ_PROCS];
-	int i, status, fd;
+	int i, status;
 
 	if (!have_device())
 		SKIP(return, HLOCK_DEVICE " is absent (module not loaded)");
-	if (res_figure("requests") < 0)
-		SKIP(return, DEBUGFS_RES " is not readable");
+	if (debugfs_figure("requests") < 0)
+		SKIP(return, "debugfs' hlock/resources is not readable");
 	TH_LOG("seed %#llx", (unsigned long long)s);
 	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
@@ -397,14 +373,11 @@ TEST_F_TIMEOUT(fuzz, random_calls_leave_nothing, 1200)
 	       atomic_load(&sh->errors[EBADF]));
 	EXPECT_LE(sh->target, atomic_load(&sh->calls));
 	/* Every locker is closed: nothing may be left. */
-	EXPECT_EQ(0, res_figure("requests"));
-	fd = open(DEBUGFS_RECLAIM, O_WRONLY);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(1, write(fd, "1", 1));
-	close(fd);
-	EXPECT_EQ(0, res_figure("resources"));
-	EXPECT_EQ(0, res_figure("spaces_ended"));
-	EXPECT_EQ(1, res_figure("spaces"));
+	EXPECT_EQ(0, debugfs_figure("requests"));
+	ASSERT_EQ(0, write_file_str(DEBUGFS_RECLAIM, "1", 0));
+	EXPECT_EQ(0, debugfs_figure("resources"));
+	EXPECT_EQ(0, debugfs_figure("spaces_ended"));
+	EXPECT_EQ(1, debugfs_figure("spaces"));
 }
 
 TEST_HARNESS_MAIN

@@ -9,9 +9,11 @@
 #define HLOCK_HELPERS_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -159,6 +161,54 @@ static inline int64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+/* Read a small file (sysfs, procfs), without the trailing newline. */
+static inline int read_file_str(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len < 0)
+		return -errno;
+	buf[len] = '\0';
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		buf[--len] = '\0';
+	return 0;
+}
+
+/* Write @val to @path, opened with @flags too.  Return: 0 or -errno. */
+static inline int write_file_str(const char *path, const char *val, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | flags);
+	ssize_t len = (ssize_t)strlen(val);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, len) != len)
+		ret = errno ? -errno : -EIO;
+	close(fd);
+	return ret;
+}
+
+/* A figure "NAME N" of debugfs' hlock/resources, or -1 without it. */
+static inline long debugfs_figure(const char *name)
+{
+	char buf[512], *p;
+	size_t len = strlen(name);
+
+	if (read_file_str("/sys/kernel/debug/hlock/resources", buf,
+			  sizeof(buf)))
+		return -1;
+	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, len) && p[len] == ' ')
+			return strtol(p + len + 1, NULL, 10);
+	return -1;
 }
 
 #endif /* HLOCK_HELPERS_H */

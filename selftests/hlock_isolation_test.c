@@ -27,7 +27,6 @@
 #include "hlock_helpers.h"
 
 #define MAX_LOCKS_PARAM	"/sys/module/hlock/parameters/max_locks_per_locker"
-#define DEBUGFS_RES	"/sys/kernel/debug/hlock/resources"
 #define DEBUGFS_LOCKS	"/sys/kernel/debug/hlock/locks"
 #define MAX_IPC_NS	"/proc/sys/user/max_ipc_namespaces"
 /* unshare(CLONE_NEWIPC) rounds of the leak test. */
@@ -39,49 +38,6 @@
  * way (10 ms apart): a leak never gets past them.
  */
 #define NS_RETRIES	500
-
-static int read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
-/* A figure "name N" of debugfs' resources file, or -1. */
-static long res_figure(const char *name)
-{
-	char buf[512], *p;
-	size_t len = strlen(name);
-
-	if (read_file(DEBUGFS_RES, buf, sizeof(buf)))
-		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, len) && p[len] == ' ')
-			return strtol(p + len + 1, NULL, 10);
-	return -1;
-}
 
 static unsigned long ipc_ns_inum(void)
 {
@@ -234,7 +190,7 @@ TEST_F_TIMEOUT(ns, two_namespaces_same_path, TEST_TMO)
 		  st.level[HLOCK_LEVEL_COLLECTION].acquire_count[X]);
 	EXPECT_EQ(st0.level[HLOCK_LEVEL_GLOBAL].acquire_count[IS] + 1,
 		  st.level[HLOCK_LEVEL_GLOBAL].acquire_count[IS]);
-	if (!read_file(DEBUGFS_LOCKS, buf, sizeof(buf))) {
+	if (!read_file_str(DEBUGFS_LOCKS, buf, sizeof(buf))) {
 		char want[64];
 
 		snprintf(want, sizeof(want), "\n%-10lu ", outer);
@@ -260,13 +216,13 @@ TEST_F_TIMEOUT(ns, unshare_cycles_leak_nothing, 300)
 	int i, status, tries, again = 0;
 	pid_t pid;
 
-	if (res_figure("spaces") < 0)
-		SKIP(return, DEBUGFS_RES " is not readable");
-	spaces = res_figure("spaces");
+	if (debugfs_figure("spaces") < 0)
+		SKIP(return, "debugfs' hlock/resources is not readable");
+	spaces = debugfs_figure("spaces");
 	ASSERT_LE(1, spaces);
-	ASSERT_EQ(0, read_file(MAX_IPC_NS, saved, sizeof(saved)));
+	ASSERT_EQ(0, read_file_str(MAX_IPC_NS, saved, sizeof(saved)));
 	snprintf(limit, sizeof(limit), "%d", NS_LIMIT);
-	ASSERT_EQ(0, write_file(MAX_IPC_NS, limit));
+	ASSERT_EQ(0, write_file_str(MAX_IPC_NS, limit, 0));
 	for (i = 0; i < NS_CYCLES; i++) {
 		pid = fork();
 		ASSERT_LE(0, pid);
@@ -293,18 +249,18 @@ TEST_F_TIMEOUT(ns, unshare_cycles_leak_nothing, 300)
 		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
 			TH_LOG("round %d: status %#x after %d retries", i,
 			       status, again);
-			write_file(MAX_IPC_NS, saved);
+			write_file_str(MAX_IPC_NS, saved, 0);
 		}
 	}
-	write_file(MAX_IPC_NS, saved);
+	write_file_str(MAX_IPC_NS, saved, 0);
 	TH_LOG("%d rounds, %ld retried", NS_CYCLES, retries);
 	/* The ended spaces and their resources go with the reclaim worker. */
-	for (tries = 0; tries < 100 && (res_figure("spaces_ended") ||
-					res_figure("spaces") != spaces);
+	for (tries = 0; tries < 100 && (debugfs_figure("spaces_ended") ||
+					debugfs_figure("spaces") != spaces);
 	     tries++)
 		usleep(100000);
-	EXPECT_EQ(0, res_figure("spaces_ended"));
-	EXPECT_EQ(spaces, res_figure("spaces"));
+	EXPECT_EQ(0, debugfs_figure("spaces_ended"));
+	EXPECT_EQ(spaces, debugfs_figure("spaces"));
 }
 
 FIXTURE(priv) {
@@ -395,11 +351,11 @@ TEST_F_TIMEOUT(priv, root_x_is_fifo_without_cap, TEST_TMO)
 /* Map uid and gid 0 of a new user namespace to ours (root's). */
 static int map_root(void)
 {
-	if (write_file("/proc/self/uid_map", "0 0 1"))
+	if (write_file_str("/proc/self/uid_map", "0 0 1", 0))
 		return -1;
-	if (write_file("/proc/self/setgroups", "deny"))
+	if (write_file_str("/proc/self/setgroups", "deny", 0))
 		return -1;
-	return write_file("/proc/self/gid_map", "0 0 1");
+	return write_file_str("/proc/self/gid_map", "0 0 1", 0);
 }
 
 /*
@@ -436,7 +392,7 @@ FIXTURE_SETUP(limit)
 	self->saved[0] = '\0';
 	if (!have_device())
 		SKIP(return, HLOCK_DEVICE " is absent (module not loaded)");
-	if (read_file(MAX_LOCKS_PARAM, self->saved, sizeof(self->saved)))
+	if (read_file_str(MAX_LOCKS_PARAM, self->saved, sizeof(self->saved)))
 		SKIP(return, MAX_LOCKS_PARAM " is not readable");
 	self->fd[0] = hlock_open();
 	self->fd[1] = hlock_open();
@@ -450,7 +406,7 @@ FIXTURE_TEARDOWN(limit)
 	if (self->fd[1] >= 0)
 		close(self->fd[1]);
 	if (self->saved[0])
-		EXPECT_EQ(0, write_file(MAX_LOCKS_PARAM, self->saved));
+		EXPECT_EQ(0, write_file_str(MAX_LOCKS_PARAM, self->saved, 0));
 }
 
 /*
@@ -462,8 +418,8 @@ TEST_F_TIMEOUT(limit, enolck_at_the_limit, TEST_TMO)
 	int fd = self->fd[0];
 
 	EXPECT_EQ(65536, atoi(self->saved));
-	EXPECT_EQ(-EINVAL, write_file(MAX_LOCKS_PARAM, "0"));
-	ASSERT_EQ(0, write_file(MAX_LOCKS_PARAM, "5"));
+	EXPECT_EQ(-EINVAL, write_file_str(MAX_LOCKS_PARAM, "0", 0));
+	ASSERT_EQ(0, write_file_str(MAX_LOCKS_PARAM, "5", 0));
 	/* Root, a, b, c, d: five. */
 	ASSERT_EQ(0, lk(fd, "a/b/c/d", X, 0, 0));
 	EXPECT_EQ(-ENOLCK, lk(fd, "a/b/c/e", X, 0, 0));
@@ -488,7 +444,7 @@ TEST_F_TIMEOUT(limit, enolck_after_a_wait, TEST_TMO)
 {
 	int fd = self->fd[0];
 
-	ASSERT_EQ(0, write_file(MAX_LOCKS_PARAM, "3"));
+	ASSERT_EQ(0, write_file_str(MAX_LOCKS_PARAM, "3", 0));
 	ASSERT_EQ(0, lk(self->fd[1], "a", X, 0, 0));
 	/* Root and a (after the wait), then b is the third, c a fourth. */
 	ASSERT_EQ(-EINPROGRESS, lk(fd, "a/b/c", S, ASYNC, 0));

@@ -142,38 +142,6 @@ static pid_t spawn_locker(const char *comm, const struct step *steps,
 	return pid;
 }
 
-/* Read a small sysfs file, without the trailing newline. */
-static int read_file_str(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t len;
-
-	if (fd < 0)
-		return -errno;
-	len = read(fd, buf, size - 1);
-	close(fd);
-	if (len < 0)
-		return -errno;
-	buf[len] = '\0';
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-		buf[--len] = '\0';
-	return 0;
-}
-
-static int write_file_str(const char *path, const char *val, int flags)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC | flags);
-	ssize_t len = (ssize_t)strlen(val);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, len) != len)
-		ret = errno ? -errno : -EIO;
-	close(fd);
-	return ret;
-}
-
 /* The whole of a file (sysfs, debugfs, tracefs), NUL-terminated. */
 static char *slurp(const char *path)
 {

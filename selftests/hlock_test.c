@@ -89,34 +89,13 @@ static void args_init(struct hlock_lock_args *a, const char *path,
 
 static int write_policy(const char *name)
 {
-	int fd = open(SYSFS_POLICY, O_WRONLY | O_CLOEXEC);
-	ssize_t len = (ssize_t)strlen(name);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, name, len) != len)
-		ret = errno ? -errno : -EIO;
-	close(fd);
-	return ret;
+	return write_file_str(SYSFS_POLICY, name, 0);
 }
 
 /* Read the policy name, without the trailing newline. */
 static int read_policy(char *buf, size_t size)
 {
-	int fd = open(SYSFS_POLICY, O_RDONLY | O_CLOEXEC);
-	ssize_t len;
-
-	if (fd < 0)
-		return -errno;
-	len = read(fd, buf, size - 1);
-	close(fd);
-	if (len < 0)
-		return -errno;
-	buf[len] = '\0';
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-		buf[--len] = '\0';
-	return 0;
+	return read_file_str(SYSFS_POLICY, buf, size);
 }
 
 /* The request of locker @fd has been granted: collect it. */
