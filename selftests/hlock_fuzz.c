@@ -55,9 +55,12 @@ struct fuzz_shared {
 static struct fuzz_shared *sh;
 static atomic_int fds[FUZZ_FDS];
 static pthread_t threads[FUZZ_THREADS];
-/* A page at whose end arguments are put, before a PROT_NONE page. */
-static char *edge;
-static void *hole;
+/*
+ * A page at whose end arguments are put, before a PROT_NONE page: one per
+ * thread, so that no thread's arguments are rewritten under its call.
+ */
+static __thread char *edge;
+static __thread void *hole;
 
 static const char *const paths[] = {
 	"", "a", "a/b", "a/b/c", "b", "b/a", "a/c", "c/d/e/f/g/h/i/j",
@@ -244,9 +247,23 @@ static void __attribute__((noreturn)) fuzz_child(uint64_t seed)
 	_exit(0);
 }
 
+/* This thread's edge page and the hole after it.  Return: 0 or -errno. */
+static int edge_map(void)
+{
+	edge = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (edge == MAP_FAILED || mprotect(edge + PAGE, PAGE, PROT_NONE))
+		return -errno;
+	hole = edge + PAGE;
+	return 0;
+}
+
 static void *fuzz_thread(void *arg)
 {
 	uint64_t s = (uintptr_t)arg | 1;
+
+	if (edge_map())
+		_exit(2);
 
 	while (atomic_fetch_add(&sh->calls, 1) < sh->target) {
 		unsigned int i = rnd(&s) % FUZZ_FDS;
@@ -336,11 +353,6 @@ TEST_F_TIMEOUT(fuzz, random_calls_leave_nothing, 1200)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
 	sh->target = calls ? atol(calls) : FUZZ_CALLS;
-	edge = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, edge);
-	ASSERT_EQ(0, mprotect(edge + PAGE, PAGE, PROT_NONE));
-	hole = edge + PAGE;
 	for (i = 0; i < FUZZ_PROCS; i++) {
 		fflush(stdout);
 		pids[i] = fork();
