@@ -271,8 +271,16 @@ static struct hl_req *first_req(struct list_head *l)
 	return list_empty(l) ? NULL : list_first_entry(l, struct hl_req, node);
 }
 
-/* The first waiter, in queue order, among the modes not in @skip. */
-static struct hl_req *queue_first(struct hl_head *h, unsigned int skip)
+/**
+ * hl_queue_first() - The first waiter of a resource's queue.
+ * @h: The resource.
+ * @skip: Modes whose queues are not looked at.
+ *
+ * Context: head lock held.
+ * Return: the first waiter, in queue order, among the modes not in @skip,
+ * or NULL.
+ */
+struct hl_req *hl_queue_first(struct hl_head *h, unsigned int skip)
 {
 	struct hl_req *best = NULL, *r;
 	unsigned int m;
@@ -285,6 +293,30 @@ static struct hl_req *queue_first(struct hl_head *h, unsigned int skip)
 			best = r;
 	}
 	return best;
+}
+
+/*
+ * @req starts waiting on its head (as a new request or a conversion), or
+ * stops (granted or withdrawn): its locker's wait_seq says so, for the
+ * deadlock search.  A locker has one request waiting at most.  Context:
+ * head lock held.
+ */
+static void wait_begin(struct hl_req *req)
+{
+	struct hl_locker *lk = req->locker;
+
+	WRITE_ONCE(lk->wait_head, req->head);
+	WRITE_ONCE(lk->wait_req, req);
+	WRITE_ONCE(lk->wait_seq, lk->wait_seq + 1);
+}
+
+static void wait_end(struct hl_req *req)
+{
+	struct hl_locker *lk = req->locker;
+
+	WRITE_ONCE(lk->wait_seq, lk->wait_seq + 1);
+	WRITE_ONCE(lk->wait_req, NULL);
+	WRITE_ONCE(lk->wait_head, NULL);
 }
 
 static void grant_add(struct hl_head *h, struct hl_req *req)
@@ -380,9 +412,10 @@ static void grant_pass(struct hl_head *h, struct hl_grants *g)
 
 		conv_remove(h, req);
 		convert_done(h, req, target);
+		wait_end(req);
 		hl_grant_notify(req->locker, g);
 	}
-	while ((req = queue_first(h, skip))) {
+	while ((req = hl_queue_first(h, skip))) {
 		if (hl_conflicts(req->mode, h->granted_mask | h->conv_mask)) {
 			/* The head blocks everything behind it. */
 			if (first)
@@ -403,6 +436,7 @@ static void grant_pass(struct hl_head *h, struct hl_grants *g)
 		list_del(&req->node);
 		count_sub(h->wait_count, &h->wait_mask, req->mode, 1);
 		grant_add(h, req);
+		wait_end(req);
 		hl_grant_notify(req->locker, g);
 		/* Nothing is compatible with X. */
 		if (req->mode == HLOCK_X)
@@ -432,6 +466,7 @@ static bool head_request(struct hl_head *h, struct hl_req *req,
 			list_add_tail(&req->node, &h->queue[m]);
 		}
 		count_add(h->wait_count, &h->wait_mask, m, 1);
+		wait_begin(req);
 		return false;
 	}
 	grant_add(h, req);
@@ -470,6 +505,7 @@ static bool head_convert(struct hl_head *h, struct hl_req *req,
 		      &h->convq[conv_slot[req->mode][target] - 1]);
 	count_add(h->conv_count, &h->conv_mask, target, 1);
 	count_add(h->wait_count, &h->wait_mask, target, 1);
+	wait_begin(req);
 	return false;
 }
 
@@ -477,6 +513,7 @@ static bool head_convert(struct hl_head *h, struct hl_req *req,
 static void head_cancel(struct hl_head *h, struct hl_req *req,
 			struct hl_grants *g)
 {
+	wait_end(req);
 	if (req->state == HL_WAITING) {
 		list_del(&req->node);
 		count_sub(h->wait_count, &h->wait_mask, req->mode, 1);
@@ -485,6 +522,19 @@ static void head_cancel(struct hl_head *h, struct hl_req *req,
 		req->convert_flags = 0;
 	}
 	grant_pass(h, g);
+}
+
+/*
+ * The granted @req is lowered or released: its locker's hold_seq says so,
+ * for the deadlock search.  Only its locker does this.  Context: the lock
+ * of @req's head or partition held, so that a search that looks at the
+ * request under that lock either sees it as it was or sees the change.
+ */
+static void hold_changed(struct hl_req *req)
+{
+	struct hl_locker *lk = req->locker;
+
+	WRITE_ONCE(lk->hold_seq, lk->hold_seq + 1);
 }
 
 /*
@@ -546,6 +596,7 @@ static bool part_change(struct hl_head *h, struct hl_req *req,
 		hl_part_unlock(h, p);
 		return false;
 	}
+	hold_changed(req);
 	hlist_del(&req->gnode);
 	p->count[part_slot(req->mode)]--;
 	if (m != HLOCK_NL) {
@@ -581,6 +632,7 @@ static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 		/* The root's automatic flags go with its S, SIX or X. */
 		if ((flags & HL_RF_AUTO) && (m == HLOCK_IS || m == HLOCK_IX))
 			flags = 0;
+		hold_changed(req);
 		req_set_flags(h, req, m == HLOCK_NL ? 0 : flags);
 		count_sub(h->granted_count, &h->granted_mask, req->mode, 1);
 		hlist_del(&req->gnode);
@@ -625,6 +677,12 @@ void hl_locker_init(struct hl_locker *lk)
 	lk->nr_spare = 0;
 	for (b = 0; b < ARRAY_SIZE(lk->index_inline); b++)
 		INIT_HLIST_HEAD(&lk->index_inline[b]);
+	lk->graph = NULL;
+	lk->wait_head = NULL;
+	lk->wait_req = NULL;
+	lk->wait_seq = 0;
+	lk->hold_seq = 0;
+	lk->dl_mark = 0;
 	lk->op.state = HL_OP_IDLE;
 	lk->op.nr = 0;
 	lk->op.pinned = 0;
@@ -974,6 +1032,10 @@ static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 			return ret;
 		if (!ret) {
 			op->queued = true;
+			/* Only a request that must wait pays for the search. */
+			if (!(op->flags & HL_RF_TRY) &&
+			    hl_deadlock_check(lk, g))
+				return -EDEADLK;
 			return -EINPROGRESS;
 		}
 		op_level_done(lk, false);
@@ -1003,6 +1065,39 @@ static void op_undo_level(struct hl_locker *lk, unsigned int l,
 	}
 }
 
+/**
+ * hl_op_withdraw() - Withdraw the operation's waiting level.
+ * @lk: The locker, whose operation has a level queued (op.queued).
+ * @g: Lockers that the withdrawal granted.
+ *
+ * Return: true when it was withdrawn (the level is as if never asked
+ * for); false when a grant pass granted it first, in which case it stays
+ * queued for the caller to account.
+ */
+bool hl_op_withdraw(struct hl_locker *lk, struct hl_grants *g)
+{
+	struct hl_op *op = &lk->op;
+	struct hl_req *req = op->reqs[op->level];
+	struct hl_head *h = op->heads[op->level];
+	bool waits;
+
+	hl_head_lock(h);
+	waits = req->state != HL_GRANTED;
+	if (waits) {
+		hl_note_withdrawn(lk, op->level, op_mode(op, op->level));
+		head_cancel(h, req, g);
+	}
+	hl_head_unlock(h);
+	if (waits) {
+		op->queued = false;
+		if (op->step[op->level] == HL_STEP_NEW) {
+			spare_put(lk, req);
+			op->reqs[op->level] = NULL;
+		}
+	}
+	return waits;
+}
+
 /*
  * Withdraw the waiting level, if any, and undo every level acquired,
  * deepest first.  A waiting level that a grant pass granted before its
@@ -1013,29 +1108,9 @@ static void op_undo(struct hl_locker *lk, struct hl_grants *g)
 	struct hl_op *op = &lk->op;
 	unsigned int l;
 
-	if (op->queued) {
-		struct hl_req *req = op->reqs[op->level];
-		struct hl_head *h = op->heads[op->level];
-		bool waits;
-
-		hl_head_lock(h);
-		waits = req->state != HL_GRANTED;
-		if (waits) {
-			hl_note_withdrawn(lk, op->level,
-					  op_mode(op, op->level));
-			head_cancel(h, req, g);
-		}
-		hl_head_unlock(h);
-		if (waits) {
-			op->queued = false;
-			if (op->step[op->level] == HL_STEP_NEW) {
-				spare_put(lk, req);
-				op->reqs[op->level] = NULL;
-			}
-		} else {
-			op->now = hl_clock();
-			op_level_done(lk, true);
-		}
+	if (op->queued && !hl_op_withdraw(lk, g)) {
+		op->now = hl_clock();
+		op_level_done(lk, true);
 	}
 	for (l = op->level; l-- > 0;)
 		op_undo_level(lk, l, g);
@@ -1353,4 +1428,24 @@ void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
 			blocker_add(b, o);
 		}
 	}
+}
+
+/**
+ * hl_waits_all_ahead() - Whether a new request waiting on @h waits for
+ *	every conflicting waiter ahead of it.
+ * @h: The resource.
+ *
+ * Under the fifo policy, with no compatible-first request granted, a grant
+ * pass stops at the first waiter it cannot grant: everything behind waits
+ * for it.  Otherwise a pass that granted something skips a conflicting
+ * waiter and goes on, so a waiter further back may overtake it; only the
+ * first of the queue, which every pass must grant before any other, is
+ * waited for by all.
+ *
+ * Context: head lock held.
+ * Return: true in the first case.
+ */
+bool hl_waits_all_ahead(const struct hl_head *h)
+{
+	return hl_grant_policy() == HLOCK_POLICY_FIFO && !h->compat_first;
 }

@@ -50,6 +50,7 @@
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
@@ -89,6 +90,12 @@ enum hl_req_state {
 #define HL_RF_MAY_JUMP		(1U << 6)
 /* The flags were added because this is an S, SIX or X on the root. */
 #define HL_RF_AUTO		(1U << 7)
+/*
+ * The caller will not wait for the operation (a try-lock): a level that
+ * cannot be granted at once is no wait, and no deadlock search is made
+ * for it.  Only in hl_op_claim()'s flags.
+ */
+#define HL_RF_TRY		(1U << 8)
 
 /**
  * struct hl_part - One partition of a head: intents granted on one CPU.
@@ -275,6 +282,23 @@ struct hl_op {
 	u64 now;
 };
 
+/**
+ * struct hl_graph - The wait-for graph of one lock space, as far as the
+ *	deadlock search needs state of its own (hlock_deadlock.c).
+ * @epoch: Number of the search in progress: a locker whose dl_mark is
+ *	@epoch was met by it.
+ * @lock: In the kernel, the mutex that serializes the searches of the
+ *	space (hl_graph_lock()).
+ *
+ * @epoch and every locker's dl_mark are protected by @lock.
+ */
+struct hl_graph {
+	unsigned long epoch;
+#ifdef __KERNEL__
+	struct mutex lock;
+#endif
+};
+
 /* Buckets of a locker's index before it ever grows (a power of two). */
 #define HL_INDEX_INLINE_BITS	3
 /* ...and at most, as a power of two (a million buckets). */
@@ -296,11 +320,25 @@ struct hl_op {
  * @nr_spare: Entries in @spare.
  * @grant_node: Entry in a struct hl_grants while a continuation is due.
  * @grant_pending: Bit 0 set while @grant_node is on a struct hl_grants.
+ * @graph: The wait-for graph of the locker's lock space.  Set by the glue.
+ * @wait_head: The resource where a request of the locker waits, or NULL.
+ * @wait_req: That request.
+ * @wait_seq: Odd while a request of the locker waits: bumped when one
+ *	starts and when it stops waiting (granted or withdrawn).
+ * @hold_seq: Bumped whenever a request of the locker is lowered or
+ *	released: a deadlock search that finds it unchanged knows that what
+ *	the locker held is still held.
+ * @dl_mark: The hl_graph.epoch of the last search that met the locker.
  * @op: The operation slot.
  * @index_inline: @index until it grows (hl_locker_index_swap()).
  *
  * Protected by the locker lock, but for @grant_node and @grant_pending,
- * which the glue's hl_grant_notify() and its continuation loop own.
+ * which the glue's hl_grant_notify() and its continuation loop own;
+ * @wait_head, @wait_req and @wait_seq, which change under the head lock of
+ * the resource where the request waits; @hold_seq, which the locker
+ * changes under the head lock of the request lowered; and @dl_mark, under
+ * hl_graph.lock.  The deadlock search reads the first four of other
+ * lockers under head locks only (READ_ONCE()).
  */
 struct hl_locker {
 	struct hlist_head reqs;
@@ -313,6 +351,12 @@ struct hl_locker {
 	unsigned int nr_spare;
 	struct list_head grant_node;
 	unsigned long grant_pending;
+	struct hl_graph *graph;
+	struct hl_head *wait_head;
+	struct hl_req *wait_req;
+	unsigned int wait_seq;
+	unsigned int hold_seq;
+	unsigned long dl_mark;
 	struct hl_op op;
 	struct hlist_head index_inline[1 << HL_INDEX_INLINE_BITS];
 };
@@ -439,6 +483,16 @@ struct hl_blockers {
 void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
 		      struct hl_blockers *b);
 
+/*
+ * Shared by hlock_core.c and hlock_deadlock.c: the rules by which a
+ * waiting request waits for others, and the search itself.
+ */
+void hl_graph_init(struct hl_graph *gr);
+struct hl_req *hl_queue_first(struct hl_head *h, unsigned int skip);
+bool hl_waits_all_ahead(const struct hl_head *h);
+int hl_deadlock_check(struct hl_locker *lk, struct hl_grants *g);
+bool hl_op_withdraw(struct hl_locker *lk, struct hl_grants *g);
+
 /* Hooks the caller implements. */
 
 /* The grant policy in force: HLOCK_POLICY_BATCH or HLOCK_POLICY_FIFO. */
@@ -562,5 +616,30 @@ void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
 void hl_note_convert(struct hl_req *req, unsigned int target);
 /* @req is released. */
 void hl_note_release(struct hl_req *req);
+/*
+ * The waiting level closes a cycle of waits: it is withdrawn next and
+ * fails with EDEADLK (unless granted at that very moment).  Context: the
+ * locker lock and hl_graph_lock() held; the level still waits.
+ */
+void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
+		      unsigned int mode);
+
+/*
+ * The deadlock search (hlock_deadlock.c).  Whether it is on; the lock that
+ * serializes searches in one space (may sleep; taken under the locker
+ * lock, never under a head lock); references that keep a locker the
+ * search met (hl_locker_get() under the head lock of a resource where the
+ * locker has a request; hl_locker_put() with no head lock held); memory
+ * for its lists (may sleep); and a chance for others to run between its
+ * steps.
+ */
+bool hl_deadlock_detect(void);
+void hl_graph_lock(struct hl_graph *gr) __acquires(gr);
+void hl_graph_unlock(struct hl_graph *gr) __releases(gr);
+void hl_locker_get(struct hl_locker *lk);
+void hl_locker_put(struct hl_locker *lk);
+void *hl_dl_alloc(size_t n, size_t size);
+void hl_dl_free(void *p);
+void hl_resched(void);
 
 #endif /* _HLOCK_CORE_H */

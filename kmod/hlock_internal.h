@@ -71,6 +71,7 @@ struct hl_res {
  * @ref: References: its lockers.
  * @stats: Its statistics, per CPU.
  * @lockers: Its lockers by id, for its lock table.
+ * @graph: Its wait-for graph, as the deadlock search keeps it.
  * @dead_node: Entry in the reclaim worker's list once it ended.
  */
 struct hl_ns {
@@ -81,6 +82,7 @@ struct hl_ns {
 	refcount_t ref;
 	struct hlock_stats __percpu *stats;
 	struct xarray lockers;
+	struct hl_graph graph;
 	struct list_head dead_node;
 };
 

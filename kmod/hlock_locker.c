@@ -163,6 +163,94 @@ void hl_op_done(struct hl_locker *lk)
 	hl_slot_changed(f);
 }
 
+static bool hl_deadlock_on = true;
+module_param_named(deadlock_detect, hl_deadlock_on, bool, 0644);
+MODULE_PARM_DESC(deadlock_detect,
+		 "Refuse with EDEADLK a wait that would close a cycle of waits");
+
+/**
+ * hl_deadlock_detect() - Whether waits are searched for deadlocks.
+ *
+ * Return: the module parameter deadlock_detect.
+ */
+bool hl_deadlock_detect(void)
+{
+	return READ_ONCE(hl_deadlock_on);
+}
+
+/**
+ * hl_graph_lock() - Serialize the deadlock searches of a lock space.
+ * @gr: The space's graph.
+ *
+ * Context: process context, a locker lock held; may sleep.
+ */
+void hl_graph_lock(struct hl_graph *gr)
+	__acquires(gr)
+{
+	mutex_lock(&gr->lock);
+}
+
+/**
+ * hl_graph_unlock() - End a deadlock search.
+ * @gr: The space's graph.
+ */
+void hl_graph_unlock(struct hl_graph *gr)
+	__releases(gr)
+{
+	mutex_unlock(&gr->lock);
+}
+
+/**
+ * hl_locker_get() - Keep a locker a deadlock search met.
+ * @lk: The locker, which has a request on a resource whose head lock the
+ *	caller holds (so its file is not freed yet).
+ */
+void hl_locker_get(struct hl_locker *lk)
+{
+	refcount_inc(&hl_file_of(lk)->ref);
+}
+
+/**
+ * hl_locker_put() - Let go of a locker a deadlock search kept.
+ * @lk: The locker; freed here if its file was closed meanwhile.
+ *
+ * Context: process context, no head lock held.
+ */
+void hl_locker_put(struct hl_locker *lk)
+{
+	hl_file_put(hl_file_of(lk));
+}
+
+/**
+ * hl_dl_alloc() - Memory for a deadlock search's lists.
+ * @n: Entries.
+ * @size: Bytes of one.
+ *
+ * Context: process context, may sleep.
+ * Return: the memory, charged to the searcher's memory cgroup, or NULL.
+ */
+void *hl_dl_alloc(size_t n, size_t size)
+{
+	return kvmalloc_array(n, size, GFP_KERNEL_ACCOUNT);
+}
+
+/**
+ * hl_dl_free() - Free what hl_dl_alloc() gave.
+ * @p: The memory, or NULL.
+ */
+void hl_dl_free(void *p)
+{
+	kvfree(p);
+}
+
+/**
+ * hl_resched() - Let others run between the steps of a long search.
+ */
+void hl_resched(void)
+{
+	cond_resched();
+}
+
 /**
  * hl_grants_continue() - Continue the operations a caller's grant passes
  *	granted (see hl_grants_run()).
@@ -369,7 +457,9 @@ int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 		goto out_unlock;
 	}
 	ret = hl_op_claim(lk, p->nr, mode,
-			  flags | (f->may_jump ? HL_RF_MAY_JUMP : 0));
+			  flags | (f->may_jump ? HL_RF_MAY_JUMP : 0) |
+			  (!timeout_ns && !(flags & HLOCK_F_ASYNC) ?
+			   HL_RF_TRY : 0));
 	if (ret)
 		goto out_unlock;
 	lk->max_reqs = READ_ONCE(hl_max_locks);
@@ -623,6 +713,7 @@ int hl_file_open(struct file *file)
 	 */
 	f->may_jump = ns_capable_noaudit(f->ns->user_ns, CAP_SYS_NICE);
 	hl_locker_init(&f->lk);
+	f->lk.graph = &f->ns->graph;
 	mutex_init(&f->lock);
 	refcount_set(&f->ref, 1);
 	init_waitqueue_head(&f->wq);

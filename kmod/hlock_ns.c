@@ -63,6 +63,8 @@ static struct hl_ns *hl_ns_alloc(struct ipc_namespace *ipc)
 		goto err_stats;
 	refcount_set(&ns->ref, 1);
 	xa_init_flags(&ns->lockers, XA_FLAGS_ALLOC);
+	hl_graph_init(&ns->graph);
+	mutex_init(&ns->graph.lock);
 	ns->ipc = get_ipc_ns(ipc);
 	ns->user_ns = ipc->user_ns;
 	ns->inum = ipc->ns.inum;
@@ -166,6 +168,7 @@ void hl_ns_put(struct hl_ns *ns)
 	ns->ipc = NULL;
 	free_percpu(ns->stats);
 	ns->stats = NULL;
+	mutex_destroy(&ns->graph.lock);
 	hl_ns_retire(ns);
 }
 

@@ -173,6 +173,23 @@ void hl_note_release(struct hl_req *req)
 }
 
 /**
+ * hl_note_deadlock() - A waiting level would close a cycle of waits.
+ * @lk: The locker; the level is withdrawn next, and the call fails with
+ *	EDEADLK.
+ * @level: The level.
+ * @mode: The mode asked for there.
+ */
+void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
+		      unsigned int mode)
+{
+	struct hl_file *f = hl_file_of(lk);
+
+	hl_stat_add(f, deadlocks, 1);
+	if (trace_hlock_deadlock_enabled())
+		trace_hlock_deadlock(hl_pid(f), lk->op.heads[level], mode);
+}
+
+/**
  * hl_trace_request() - Trace a lock call.
  * @f: The locker, its path set.
  * @mode: The mode asked for.

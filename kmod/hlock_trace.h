@@ -102,6 +102,11 @@ DEFINE_EVENT(hlock_res_class, hlock_release,
 	TP_PROTO(int pid, const struct hl_head *h, unsigned int mode),
 	TP_ARGS(pid, h, mode));
 
+/* A level's wait would close a cycle of waits: refused with EDEADLK. */
+DEFINE_EVENT(hlock_res_class, hlock_deadlock,
+	TP_PROTO(int pid, const struct hl_head *h, unsigned int mode),
+	TP_ARGS(pid, h, mode));
+
 /* A lock call gave up: timeout, or a try that would have waited. */
 DEFINE_EVENT(hlock_path_class, hlock_timeout,
 	TP_PROTO(int pid, const char *path, unsigned int mode),

@@ -437,7 +437,7 @@ t_ls_stats_table() {
 		bad "header '$(head -n 1 "$OUT")'" || return 1
 	grep -q '^Collection  *X  *[1-9]' "$OUT" ||
 		bad "no Collection X row" || return 1
-	grep -q '^timeouts: [1-9][0-9]*, interrupts: [0-9]*, cancels: [0-9]*$' \
+	grep -q '^timeouts: [1-9][0-9]*, interrupts: [0-9]*, cancels: [0-9]*, deadlocks: [0-9]*$' \
 		"$OUT" || bad "no timeouts line (with the timeouts so far)"
 }
 

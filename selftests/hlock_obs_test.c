@@ -207,6 +207,7 @@ static void stats_sub(struct hlock_stats *d, const struct hlock_stats *after,
 	d->timeouts = after->timeouts - before->timeouts;
 	d->interrupts = after->interrupts - before->interrupts;
 	d->cancels = after->cancels - before->cancels;
+	d->deadlocks = after->deadlocks - before->deadlocks;
 }
 
 static void stats_add(struct hlock_stats *sum, const struct hlock_stats *a)
@@ -225,6 +226,7 @@ static void stats_add(struct hlock_stats *sum, const struct hlock_stats *a)
 	sum->timeouts += a->timeouts;
 	sum->interrupts += a->interrupts;
 	sum->cancels += a->cancels;
+	sum->deadlocks += a->deadlocks;
 }
 
 /* Expected counts: acquisitions and waits of (level, mode). */
@@ -237,7 +239,7 @@ static void want_acq(struct hlock_stats *w, int level, int mode,
 
 /*
  * Compare the counts of @got with @want: every acquire and wait count and
- * the three totals exactly; a wait time must be 0 where no wait is
+ * the four totals exactly; a wait time must be 0 where no wait is
  * expected (the caller checks the others).  Logs every difference.
  */
 static bool stats_match(struct __test_metadata *_metadata, const char *what,
@@ -287,6 +289,11 @@ static bool stats_match(struct __test_metadata *_metadata, const char *what,
 	if (got->cancels != want->cancels) {
 		TH_LOG("%s: cancels %llu, expected %llu", what,
 		       ULL(got->cancels), ULL(want->cancels));
+		ok = false;
+	}
+	if (got->deadlocks != want->deadlocks) {
+		TH_LOG("%s: deadlocks %llu, expected %llu", what,
+		       ULL(got->deadlocks), ULL(want->deadlocks));
 		ok = false;
 	}
 	return ok;
@@ -498,7 +505,7 @@ TEST(abi_layout)
 	EXPECT_EQ(8, HLOCK_MAX_BLOCKERS);
 	EXPECT_EQ(16, HLOCK_COMM_LEN);
 	EXPECT_EQ(3 * 6 * 8, (int)sizeof(struct hlock_level_stats));
-	EXPECT_EQ(4 * 3 * 6 * 8 + 3 * 8, (int)sizeof(struct hlock_stats));
+	EXPECT_EQ(4 * 3 * 6 * 8 + 4 * 8, (int)sizeof(struct hlock_stats));
 	EXPECT_EQ(40, (int)sizeof(struct hlock_stats_args));
 	EXPECT_EQ(96, (int)sizeof(struct hlock_lock_record));
 	EXPECT_EQ(48, (int)sizeof(struct hlock_table_args));

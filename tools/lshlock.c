@@ -600,8 +600,9 @@ static void stats_table(const struct hlock_stats *st)
 	}
 	print_table(heads, right, cells, nrows, NR_STAT_COLS);
 	printf("timeouts: %" PRIu64 ", interrupts: %" PRIu64
-	       ", cancels: %" PRIu64 "\n", (uint64_t)st->timeouts,
-	       (uint64_t)st->interrupts, (uint64_t)st->cancels);
+	       ", cancels: %" PRIu64 ", deadlocks: %" PRIu64 "\n",
+	       (uint64_t)st->timeouts, (uint64_t)st->interrupts,
+	       (uint64_t)st->cancels, (uint64_t)st->deadlocks);
 	for (i = 0; i < nrows * NR_STAT_COLS; i++)
 		free(cells[i]);
 }
@@ -609,7 +610,8 @@ static void stats_table(const struct hlock_stats *st)
 /*
  * MongoDB's serverStatus "locks" document, and hlock's own counters:
  *   {"Global": {"acquireCount": {"r": 2, "w": 1}, ...}, ...,
- *    "hlock": {"timeouts": 0, "interrupts": 0, "cancels": 0}}
+ *    "hlock": {"timeouts": 0, "interrupts": 0, "cancels": 0,
+ *              "deadlocks": 0}}
  */
 static void stats_json(const struct hlock_stats *st)
 {
@@ -624,9 +626,9 @@ static void stats_json(const struct hlock_stats *st)
 		fputs(",\n", stdout);
 	}
 	printf("  \"hlock\": {\"timeouts\": %" PRIu64 ", \"interrupts\": %"
-	       PRIu64 ", \"cancels\": %" PRIu64 "}\n}\n",
-	       (uint64_t)st->timeouts, (uint64_t)st->interrupts,
-	       (uint64_t)st->cancels);
+	       PRIu64 ", \"cancels\": %" PRIu64 ", \"deadlocks\": %" PRIu64
+	       "}\n}\n", (uint64_t)st->timeouts, (uint64_t)st->interrupts,
+	       (uint64_t)st->cancels, (uint64_t)st->deadlocks);
 }
 
 static void usage_lines(FILE *f)
@@ -675,7 +677,8 @@ static void __attribute__((noreturn)) help(void)
 "  R S, W X, SIX SIX; zero counts and empty levels left out) with hlock's\n"
 "  own counters added: {\"Global\": {\"acquireCount\": {\"r\": 1},\n"
 "  \"acquireWaitCount\": {...}, \"timeAcquiringMicros\": {...}}, ...,\n"
-"  \"hlock\": {\"timeouts\": 0, \"interrupts\": 0, \"cancels\": 0}}\n"
+"  \"hlock\": {\"timeouts\": 0, \"interrupts\": 0, \"cancels\": 0,\n"
+"  \"deadlocks\": 0}}\n"
 "\n"
 "Exit status: 0 ok, 1 failure, 64 usage error, 69 " HLOCK_DEVICE
 " unavailable.\n"

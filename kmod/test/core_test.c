@@ -15,7 +15,8 @@
 #define MAX_HEADS	512
 /* lock() flag: the locker may not jump queues (not HL_RF_MAY_JUMP). */
 #define HL_RF_NO_JUMP	(1U << 30)
-#define MAX_LOCKERS	16
+/* Lockers: 16 in most tests, hundreds in those of long lists. */
+#define MAX_LOCKERS	320
 /* Partitions of every head in this build (the kernel has one per CPU). */
 #define NR_PARTS	3
 
@@ -57,6 +58,8 @@ struct tlocker {
 };
 
 static struct tlocker lockers[MAX_LOCKERS];
+/* One more than the highest locker used since the last reset(). */
+static int top;
 
 static struct thead *thead_of(struct hl_head *h)
 {
@@ -203,6 +206,81 @@ void hl_note_release(struct hl_req *req)
 	note_release++;
 }
 
+/* Deadlock search: on unless a test turns it off; one lock space here. */
+static bool detect = true;
+static struct hl_graph graph;
+static int graph_locked, locker_refs;
+static unsigned long note_deadlock;
+static bool cycle_through(struct hl_locker *start);
+
+bool hl_deadlock_detect(void)
+{
+	return detect;
+}
+
+void hl_graph_lock(struct hl_graph *gr)
+{
+	CHECK(gr == &graph && !graph_locked && !head_locks && !rcu_depth,
+	      "graph lock");
+	graph_locked = 1;
+}
+
+void hl_graph_unlock(struct hl_graph *gr)
+{
+	CHECK(gr == &graph && graph_locked, "graph unlock");
+	graph_locked = 0;
+}
+
+void hl_locker_get(struct hl_locker *lk)
+{
+	CHECK(head_locks == 1 && graph_locked, "locker kept outside a search");
+	(void)lk;
+	locker_refs++;
+}
+
+void hl_locker_put(struct hl_locker *lk)
+{
+	CHECK(!head_locks && !part_locks && !rcu_depth && locker_refs > 0,
+	      "locker put under a lock");
+	(void)lk;
+	locker_refs--;
+}
+
+void *hl_dl_alloc(size_t n, size_t size)
+{
+	CHECK(!head_locks && !part_locks && !rcu_depth, "alloc under a lock");
+	return calloc(n, size);
+}
+
+void hl_dl_free(void *p)
+{
+	free(p);
+}
+
+/* What a test does "meanwhile", where the search lets others run. */
+static void (*meanwhile)(void);
+
+void hl_resched(void)
+{
+	void (*fn)(void) = meanwhile;
+
+	CHECK(!head_locks && !part_locks && !rcu_depth, "resched under a lock");
+	/* Once: it may lock and unlock, which may search again. */
+	meanwhile = NULL;
+	if (fn)
+		fn();
+}
+
+void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
+		      unsigned int mode)
+{
+	CHECK(graph_locked && !head_locks && lk->op.level == level && mode,
+	      "deadlock noted at %u", level);
+	/* The level still waits: the cycle is there to be seen. */
+	CHECK(cycle_through(lk), "deadlock without a cycle");
+	note_deadlock++;
+}
+
 static struct hl_head *find_head(const char *path)
 {
 	int i;
@@ -326,8 +404,11 @@ static struct tlocker *locker(int who)
 {
 	struct tlocker *t = &lockers[who];
 
+	if (who >= top)
+		top = who + 1;
 	if (!t->used) {
 		hl_locker_init(&t->lk);
+		t->lk.graph = &graph;
 		t->used = 1;
 	}
 	return t;
@@ -392,7 +473,9 @@ static void cancel(int who)
 	struct hl_grants g;
 
 	hl_grants_init(&g);
-	if (lk->op.state != HL_OP_WAITING && lk->op.state != HL_OP_GRANTED) {
+	/* A failed one (a deadlock found by its continuation) is undone. */
+	if (lk->op.state != HL_OP_WAITING && lk->op.state != HL_OP_GRANTED &&
+	    lk->op.state != HL_OP_FAILED) {
 		CHECK(0, "no operation in flight to withdraw");
 		return;
 	}
@@ -615,6 +698,90 @@ static void check_invariants(void)
 	}
 }
 
+/*
+ * The wait-for graph worked out from scratch, for comparison with the
+ * search of hlock_deadlock.c: the request locker @w waits with, and where,
+ * or NULL when it does not wait.
+ */
+static struct hl_req *waiting_req(int w, struct hl_head **hp)
+{
+	struct hl_locker *lk = &lockers[w].lk;
+	struct hl_req *r;
+
+	if (!lockers[w].used || lk->op.state != HL_OP_WAITING ||
+	    !lk->op.queued)
+		return NULL;
+	r = lk->op.reqs[lk->op.level];
+	if (!r || r->state == HL_GRANTED)
+		return NULL;
+	*hp = lk->op.heads[lk->op.level];
+	return r;
+}
+
+/* Whether locker @a's wait waits for locker @b (see hlock_deadlock.c). */
+static bool waits_for(int a, int b)
+{
+	struct hl_req *r, *q, *first = NULL, *x;
+	struct hl_head *h, *hq;
+	unsigned int m;
+	int w;
+
+	r = waiting_req(a, &h);
+	if (!r || a == b || !lockers[b].used)
+		return false;
+	m = r->state == HL_CONVERTING ? r->convert : r->mode;
+	/* b holds a conflicting mode (converting or not). */
+	q = hl_locker_find(&lockers[b].lk, h);
+	if (q && hl_conflicts(m, 1U << q->mode))
+		return true;
+	if (r->state != HL_WAITING)
+		return false;
+	/* b converts to a conflicting mode ahead of every new request. */
+	if (q && q->state == HL_CONVERTING && hl_conflicts(m, 1U << q->convert))
+		return true;
+	q = waiting_req(b, &hq);
+	if (!q || hq != h || q->state != HL_WAITING)
+		return false;
+	for (w = 0; w < top; w++) {
+		x = waiting_req(w, &hq);
+		if (x && hq == h && x->state == HL_WAITING &&
+		    (!first || x->seq < first->seq))
+			first = x;
+	}
+	/* b is the first of the queue, or a conflicting waiter ahead. */
+	return q == first ||
+	       (policy == HLOCK_POLICY_FIFO && !h->compat_first &&
+		q->seq < r->seq && hl_conflicts(m, 1U << q->mode));
+}
+
+static bool reaches(int from, int target, bool *seen)
+{
+	int v;
+
+	for (v = 0; v < top; v++) {
+		if (!waits_for(from, v))
+			continue;
+		if (v == target)
+			return true;
+		if (seen[v])
+			continue;
+		seen[v] = true;
+		if (reaches(v, target, seen))
+			return true;
+	}
+	return false;
+}
+
+/* Whether a cycle of waits goes through @start. */
+static bool cycle_through(struct hl_locker *start)
+{
+	int w = (int)(container_of(start, struct tlocker, lk) - lockers);
+	bool seen[MAX_LOCKERS] = { false };
+
+	seen[w] = true;
+	return reaches(w, w, seen);
+}
+
 static void reset(void)
 {
 	int w;
@@ -630,6 +797,7 @@ static void reset(void)
 		lockers[w].used = 0;
 		lockers[w].notified = 0;
 	}
+	top = 0;
 	check_invariants();
 	/* Every head is idle; free them all, deepest first. */
 	for (w = MAX_HEADS; w-- > 0;) {
@@ -854,6 +1022,179 @@ static void test_limit(void)
 }
 
 /*
+ * A cycle of @n lockers, each holding X on its own resource and asking for
+ * the next one's: the request that closes it is refused, and its locker is
+ * left as it was; the others then get their turn one after the other.
+ */
+static void test_deadlock_cycle(int n)
+{
+	unsigned long found = note_deadlock;
+	char path[16], next[16];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "d/%d", i);
+		CHECK(lock(i, path, HLOCK_X, 0) == 0, "own X %d", i);
+	}
+	for (i = 0; i < n - 1; i++) {
+		snprintf(next, sizeof(next), "d/%d", i + 1);
+		CHECK(lock(i, next, HLOCK_X, 0) == -EINPROGRESS,
+		      "%d of %d waits", i, n);
+		CHECK(note_deadlock == found, "no cycle yet");
+	}
+	CHECK(lock(n - 1, "d/0", HLOCK_X, 0) == -EDEADLK, "cycle of %d", n);
+	CHECK(note_deadlock == found + 1, "counted once");
+	CHECK(lockers[n - 1].lk.op.state == HL_OP_IDLE &&
+	      held(n - 1, "d/0") == HLOCK_NL &&
+	      held(n - 1, "d") == HLOCK_IX && held(n - 1, "") == HLOCK_IX,
+	      "the refused locker as it was");
+	CHECK(lockers[n - 1].lk.nr_reqs == 3, "no request left behind");
+	check_invariants();
+	/* Its holder lets go: the chain unwinds from the end. */
+	snprintf(path, sizeof(path), "d/%d", n - 1);
+	CHECK(unlock(n - 1, path) == 0, "the last lets go");
+	for (i = n - 2; i >= 0; i--) {
+		snprintf(path, sizeof(path), "d/%d", i);
+		snprintf(next, sizeof(next), "d/%d", i + 1);
+		CHECK(collect(i) == 0, "%d granted", i);
+		CHECK(unlock(i, path) == 0 && unlock(i, next) == 0,
+		      "%d lets go", i);
+	}
+	check_invariants();
+	reset();
+}
+
+/*
+ * Two S holders both converting to X: the second is refused and keeps its
+ * S; the first waits on until the second lets go.
+ */
+static void test_deadlock_conversion(void)
+{
+	CHECK(lock(0, "c", HLOCK_S, 0) == 0 && lock(1, "c", HLOCK_S, 0) == 0,
+	      "two S");
+	CHECK(lock(0, "c", HLOCK_X, 0) == -EINPROGRESS, "first S -> X waits");
+	CHECK(lock(1, "c", HLOCK_X, 0) == -EDEADLK, "second S -> X refused");
+	CHECK(held(1, "c") == HLOCK_S && lockers[1].lk.op.state == HL_OP_IDLE,
+	      "still S");
+	CHECK(collect(0) == -EAGAIN, "the first still waits");
+	/* Also through the intents: S on a/1 against IX for X on a/2. */
+	CHECK(lock(2, "a", HLOCK_S, 0) == 0 && lock(3, "a", HLOCK_S, 0) == 0,
+	      "two S on a");
+	CHECK(lock(2, "a/2", HLOCK_X, 0) == -EINPROGRESS, "IX on a waits");
+	CHECK(lock(3, "a/1", HLOCK_X, 0) == -EDEADLK, "the other refused");
+	CHECK(held(3, "a") == HLOCK_S && held(3, "a/1") == HLOCK_NL,
+	      "as it was");
+	CHECK(unlock(1, "c") == 0 && collect(0) == 0, "first gets X");
+	CHECK(unlock(3, "a") == 0 && collect(2) == 0, "IX, then X on a/2");
+	check_invariants();
+	reset();
+}
+
+/*
+ * A waiter ahead is a blocker under the fifo policy: 2 waits behind 1's X
+ * on q, 1 for 0's S there, and 0 closes the cycle by asking for r, 2's.
+ * A wait that closes no cycle is left alone; one closed by a level reached
+ * after a grant fails the operation, undone.
+ */
+static void test_deadlock_ahead(void)
+{
+	policy = HLOCK_POLICY_FIFO;
+	CHECK(lock(0, "q", HLOCK_S, 0) == 0 && lock(2, "r", HLOCK_X, 0) == 0,
+	      "holders");
+	CHECK(lock(3, "q", HLOCK_IX, 0) == -EINPROGRESS, "IX first in line");
+	CHECK(lock(1, "q", HLOCK_X, 0) == -EINPROGRESS, "X behind it");
+	CHECK(lock(2, "q", HLOCK_S, 0) == -EINPROGRESS, "S behind the X");
+	CHECK(lock(0, "r", HLOCK_X, 0) == -EDEADLK, "closes 0-2-1-0");
+	CHECK(lockers[0].lk.nr_reqs == 2, "0 as it was");
+	check_invariants();
+	reset();
+
+	/* Later level: 0 waits at a behind 2, is granted, then meets 1. */
+	CHECK(lock(0, "b", HLOCK_X, 0) == 0, "0 holds b");
+	CHECK(lock(1, "a/y", HLOCK_S, 0) == 0, "1 holds a/y");
+	CHECK(lock(2, "a", HLOCK_S, 0) == 0, "2 holds a");
+	CHECK(lock(1, "b", HLOCK_X, 0) == -EINPROGRESS, "1 waits for 0");
+	CHECK(lock(0, "a/y", HLOCK_X, 0) == -EINPROGRESS, "0 waits at a");
+	CHECK(unlock(2, "a") == 0, "2 lets go");
+	CHECK(lockers[0].notified == 1, "the operation ended");
+	CHECK(collect(0) == -EDEADLK, "refused at a/y");
+	CHECK(held(0, "a") == HLOCK_NL && held(0, "b") == HLOCK_X &&
+	      lockers[0].lk.nr_reqs == 2, "0 as it was");
+	CHECK(unlock(0, "b") == 0 && collect(1) == 0, "1 goes on");
+	check_invariants();
+	reset();
+}
+
+#define LONG_FIRST	10
+#define LONG_LAST	309
+
+/* Holders 100 to 249 let go while the search walks their list. */
+static void long_let_go(void)
+{
+	int i;
+
+	for (i = 100; i < 250; i++)
+		CHECK(unlock(i, "big") == 0, "%d lets go meanwhile", i);
+}
+
+/*
+ * Hundreds of holders on one resource, on the head or in its partitions:
+ * the search walks them a batch at a time, giving the lock up in between,
+ * and finds the one that waits at the far end of the list (the first
+ * granted), also when the list changes under it.
+ */
+static void test_deadlock_long(void)
+{
+	const char *const paths[] = { "big", "big" , "p" };
+	unsigned int round;
+	int i;
+
+	for (round = 0; round < ARRAY_SIZE(paths); round++) {
+		const char *path = paths[round];
+
+		/* A child gives "p" partitions: its IS go there. */
+		if (round == 2)
+			CHECK(lock(1, "p/c", HLOCK_IS, 0) == 0, "p/c");
+		CHECK(lock(0, "z", HLOCK_X, 0) == 0, "0 holds z");
+		for (i = LONG_FIRST; i <= LONG_LAST; i++)
+			CHECK(lock(i, path, HLOCK_IS, 0) == 0, "IS %d", i);
+		CHECK(round != 2 || find_head(path)->partitioned,
+		      "granted in the partitions");
+		CHECK(lock(LONG_FIRST, "z", HLOCK_X, 0) == -EINPROGRESS,
+		      "the first holder waits for 0");
+		if (round == 1)
+			meanwhile = long_let_go;
+		CHECK(lock(0, path, HLOCK_X, 0) == -EDEADLK,
+		      "round %u: found at the end of the list", round);
+		CHECK(!meanwhile, "the list changed under the walk");
+		CHECK(!locker_refs && !graph_locked, "let go");
+		check_invariants();
+		reset();
+	}
+}
+
+/* Searches off: a cycle waits, as before; a try-lock never searches. */
+static void test_deadlock_off(void)
+{
+	unsigned long found = note_deadlock;
+
+	CHECK(lock(0, "x", HLOCK_X, 0) == 0 && lock(1, "y", HLOCK_X, 0) == 0,
+	      "holders");
+	CHECK(lock(0, "y", HLOCK_X, 0) == -EINPROGRESS, "0 waits");
+	CHECK(lock(1, "x", HLOCK_X, HL_RF_TRY) == -EINPROGRESS,
+	      "a try-lock is not searched (the glue gives up on it)");
+	cancel(1);
+	detect = false;
+	CHECK(lock(1, "x", HLOCK_X, 0) == -EINPROGRESS, "no search");
+	CHECK(cycle_through(&lockers[1].lk), "a cycle nobody looked for");
+	detect = true;
+	CHECK(note_deadlock == found, "none counted");
+	cancel(1);
+	CHECK(collect(0) == -EAGAIN, "0 still waits");
+	reset();
+}
+
+/*
  * A conversion that makes a head compatible-first lets the waiters that
  * are compatible with the holders go first, at once: a later arrival must
  * not overtake them.  Undoing such a conversion restores the flags before
@@ -905,9 +1246,8 @@ static void test_conversion(void)
 	CHECK(lock(0, "v", HLOCK_X, 0) == -EINPROGRESS, "convert waits");
 	CHECK(held(0, "v") == HLOCK_S, "old mode while converting");
 	CHECK(lock(2, "v", HLOCK_IS, 0) == -EINPROGRESS, "IS vs target X");
-	CHECK(lock(1, "v", HLOCK_X, 0) == -EINPROGRESS, "second convert");
-	cancel(1);
-	CHECK(held(1, "v") == HLOCK_S, "cancel reverts");
+	CHECK(lock(1, "v", HLOCK_X, 0) == -EDEADLK, "second convert");
+	CHECK(held(1, "v") == HLOCK_S, "refused: still S");
 	CHECK(unlock(1, "v") == 0, "B releases");
 	CHECK(collect(0) == 0 && held(0, "v") == HLOCK_X, "A converted");
 	CHECK(collect(2) == -EAGAIN, "IS still waits");
@@ -1094,13 +1434,15 @@ static unsigned int rnd(unsigned int n)
 }
 
 /* Random operations with invariant checks; then everything drains. */
+static unsigned long random_deadlocks, random_cycles;
+
 static void test_random(unsigned int seed, unsigned int steps)
 {
 	static const char *const paths[] = {
 		"", "a", "b", "a/x", "a/y", "b/x", "a/x/1",
 	};
 	unsigned int i, w;
-	int progress;
+	int progress, ret, c;
 
 	srandom(seed);
 	policy = seed & 1 ? HLOCK_POLICY_FIFO : HLOCK_POLICY_BATCH;
@@ -1110,8 +1452,15 @@ static void test_random(unsigned int seed, unsigned int steps)
 		w = rnd(8);
 		switch (rnd(8)) {
 		case 0: case 1: case 2:
-			lock(w, p, modes[rnd(5)], rnd(4) ? 0 :
-			     (rnd(2) ? HLOCK_F_FRONT : HLOCK_F_COMPAT_FIRST));
+			ret = lock(w, p, modes[rnd(5)], rnd(4) ? 0 :
+				   (rnd(2) ? HLOCK_F_FRONT :
+				    HLOCK_F_COMPAT_FIRST));
+			/* No wait left in place closes a cycle. */
+			CHECK(ret != -EINPROGRESS ||
+			      !cycle_through(&lockers[w].lk),
+			      "seed %u step %u: a cycle through %u", seed, i,
+			      w);
+			random_deadlocks += ret == -EDEADLK;
 			break;
 		case 3: case 4:
 			unlock(w, p);
@@ -1132,6 +1481,9 @@ static void test_random(unsigned int seed, unsigned int steps)
 			break;
 		}
 		check_invariants();
+		for (c = 0; c < MAX_LOCKERS; c++)
+			random_cycles += lockers[c].used &&
+					 cycle_through(&lockers[c].lk);
 	}
 	/* Drain: holders without a request in flight let go. */
 	do {
@@ -1173,6 +1525,13 @@ int main(void)
 	test_conversion();
 	test_compat_first_conversion();
 	test_limit();
+	test_deadlock_cycle(2);
+	test_deadlock_cycle(3);
+	test_deadlock_cycle(10);
+	test_deadlock_conversion();
+	test_deadlock_ahead();
+	test_deadlock_off();
+	test_deadlock_long();
 	test_downgrade();
 	test_hierarchy();
 	test_many_held();
@@ -1186,6 +1545,11 @@ int main(void)
 	CHECK(note_wait == note_waited + note_withdrawn, "%lu != %lu + %lu",
 	      note_wait, note_waited, note_withdrawn);
 	CHECK(note_convert && note_release, "events seen");
+	CHECK(random_deadlocks > 0, "the random test met deadlocks");
+	CHECK(random_cycles == 0, "%lu cycles nobody refused", random_cycles);
+	CHECK(!locker_refs && !graph_locked, "searches let go");
+	printf("core_test: %lu deadlocks refused, %lu cycles in place\n",
+	       random_deadlocks, random_cycles);
 	printf("core_test: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

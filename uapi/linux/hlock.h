@@ -163,6 +163,8 @@ struct hlock_level_stats {
  *	have waited.
  * @interrupts: Waits interrupted by a signal.
  * @cancels: Queued requests withdrawn by HLOCK_IOC_UNLOCK or close.
+ * @deadlocks: Lock calls refused with EDEADLK: their wait would have
+ *	closed a cycle of waits.
  *
  * Later versions may grow this structure at its end; pass its size in
  * hlock_stats_args.size.
@@ -172,6 +174,7 @@ struct hlock_stats {
 	__u64 timeouts;
 	__u64 interrupts;
 	__u64 cancels;
+	__u64 deadlocks;
 };
 
 /**
@@ -280,8 +283,9 @@ struct hlock_table_args {
  * EINVAL, ENAMETOOLONG, EFAULT, ENOMEM, EOVERFLOW (a recursion count would
  * pass INT_MAX), EPERM (HLOCK_F_FRONT or HLOCK_F_COMPAT_FIRST without the
  * privilege), ENOLCK (the locker would hold or wait on more resources
- * than the module parameter max_locks_per_locker allows).  Every failure
- * leaves the locker as it was before the call.
+ * than the module parameter max_locks_per_locker allows), EDEADLK (its
+ * wait would close a cycle of lockers waiting for each other).  Every
+ * failure leaves the locker as it was before the call.
  */
 #define HLOCK_IOC_LOCK		_IOW(HLOCK_IOC_MAGIC, 1, struct hlock_lock_args)
 /*
@@ -312,7 +316,9 @@ struct hlock_table_args {
  * HLOCK_IOC_WAIT: wait for the request queued with HLOCK_F_ASYNC and
  * collect its grant.  Returns 0, or -1 with errno EAGAIN, ETIMEDOUT, EINTR
  * (the request stays queued), ENOENT (no request is pending), EBUSY (the
- * slot belongs to another thread's blocking HLOCK_IOC_LOCK).
+ * slot belongs to another thread's blocking HLOCK_IOC_LOCK), or EDEADLK
+ * (a later level of the path would have closed a cycle of waits: the
+ * request was withdrawn, the locker is as before the lock call).
  */
 #define HLOCK_IOC_WAIT		_IOW(HLOCK_IOC_MAGIC, 5, struct hlock_wait_args)
 /*
