@@ -557,7 +557,11 @@ int hl_deadlock_check(struct hl_locker *lk, struct hl_grants *g)
 	s.nodes = hl_dl_alloc(s.room, sizeof(*s.nodes));
 	if (!s.nodes)
 		return 0;
-	hl_graph_lock(lk->graph);
+	/* Killed meanwhile: the task is going, and its locker with it. */
+	if (hl_graph_lock(lk->graph)) {
+		hl_dl_free(s.nodes);
+		return 0;
+	}
 	do {
 		ret = dl_search(&s);
 	} while (ret == -EAGAIN && --tries);

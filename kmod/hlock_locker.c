@@ -182,12 +182,14 @@ bool hl_deadlock_detect(void)
  * hl_graph_lock() - Serialize the deadlock searches of a lock space.
  * @gr: The space's graph.
  *
+ * A search may be long: the others wait killably.
+ *
  * Context: process context, a locker lock held; may sleep.
+ * Return: 0, or -EINTR when a fatal signal came first (nothing taken).
  */
-void hl_graph_lock(struct hl_graph *gr)
-	__acquires(gr)
+int hl_graph_lock(struct hl_graph *gr)
 {
-	mutex_lock(&gr->lock);
+	return mutex_lock_killable(&gr->lock);
 }
 
 /**
@@ -195,7 +197,6 @@ void hl_graph_lock(struct hl_graph *gr)
  * @gr: The space's graph.
  */
 void hl_graph_unlock(struct hl_graph *gr)
-	__releases(gr)
 {
 	mutex_unlock(&gr->lock);
 }

@@ -16,10 +16,14 @@
  *    the intents on the ancestors; a failed lock changes nothing; unlock
  *    returns the acquisitions left; a partial unlock does not weaken;
  *    downgrade follows the rules; nothing is left held at the end;
- *  - liveness: a request that waits forever must be granted.  Only a
- *    process that holds nothing waits forever (so no cycle is possible);
+ *  - liveness: a request that waits forever must be granted, or refused
+ *    with EDEADLK when its wait would close a cycle (a process that holds
+ *    nothing can still close one, by jumping ahead of a waiter with
+ *    HLOCK_F_FRONT); only a process that holds nothing waits forever;
  *    after the deadline no process starts anything new, and the parent
- *    fails the run if a child has not finished well after it.
+ *    fails the run if a child has not finished well after it;
+ *  - deadlocks: any wait may be refused with EDEADLK, which must leave
+ *    the locker as it was, as any failed call does.
  *
  * Prints kselftest TAP: one test, "hlock_stress".
  *
@@ -125,6 +129,7 @@ struct stats {
 	unsigned long ops, grants, try_fail, timeouts, async_queued;
 	unsigned long forever, recursions, conversions, conv_fail;
 	unsigned long downgrades, downgrade_einval, unlocks, reopens;
+	unsigned long deadlocks;
 	long long max_forever_ns;
 };
 
@@ -437,7 +442,7 @@ static void do_lock(struct child *c, int r, int mode, enum how how)
 			set_state(c, "%s: hlock_wait forever", what);
 			t0 = now_ns();
 			ret = hlock_wait(c->fd, -1);
-			if (ret)
+			if (ret && ret != -EDEADLK)
 				fail(c, "%s: hlock_wait(-1) = %d", what, ret);
 			c->st->forever++;
 		} else {
@@ -452,14 +457,14 @@ static void do_lock(struct child *c, int r, int mode, enum how how)
 				reopen(c);
 				return;
 			}
-			if (ret)
+			if (ret && ret != -EDEADLK)
 				fail(c, "%s: hlock_wait = %d", what, ret);
 		}
 	}
 
 	switch (how) {
 	case H_FOREVER:
-		if (ret)
+		if (ret && ret != -EDEADLK)
 			fail(c, "%s: = %d (%s)", what, ret, strerror(-ret));
 		break;
 	case H_TRY:
@@ -467,11 +472,11 @@ static void do_lock(struct child *c, int r, int mode, enum how how)
 			fail(c, "%s: = %d (%s)", what, ret, strerror(-ret));
 		break;
 	case H_TIMED:
-		if (ret && ret != -ETIMEDOUT)
+		if (ret && ret != -ETIMEDOUT && ret != -EDEADLK)
 			fail(c, "%s: = %d (%s)", what, ret, strerror(-ret));
 		break;
 	case H_ASYNC:
-		if (ret)
+		if (ret && ret != -EDEADLK)
 			fail(c, "%s: = %d (%s)", what, ret, strerror(-ret));
 		break;
 	}
@@ -482,6 +487,8 @@ static void do_lock(struct child *c, int r, int mode, enum how how)
 	if (ret) {
 		if (ret == -EAGAIN)
 			c->st->try_fail++;
+		else if (ret == -EDEADLK)
+			c->st->deadlocks++;
 		else
 			c->st->timeouts++;
 		if (conversion)
@@ -725,6 +732,7 @@ static void summary(void)
 		t.downgrade_einval += s->downgrade_einval;
 		t.unlocks += s->unlocks;
 		t.reopens += s->reopens;
+		t.deadlocks += s->deadlocks;
 		if (s->max_forever_ns > t.max_forever_ns)
 			t.max_forever_ns = s->max_forever_ns;
 		if (verbose)
@@ -738,9 +746,9 @@ static void summary(void)
 		       t.try_fail, t.timeouts, t.async_queued, t.forever,
 		       t.max_forever_ns / MS);
 	ksft_print_msg("failed conversions %lu, downgrades %lu (refused %lu), "
-		       "unlocks %lu, lockers reopened %lu\n",
+		       "unlocks %lu, lockers reopened %lu, deadlocks refused %lu\n",
 		       t.conv_fail, t.downgrades, t.downgrade_einval,
-		       t.unlocks, t.reopens);
+		       t.unlocks, t.reopens, t.deadlocks);
 }
 
 static void kill_all(pid_t *pids)

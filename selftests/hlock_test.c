@@ -731,8 +731,12 @@ TEST_F_TIMEOUT(hl, conversion_s_ix_six, TEST_TMO)
 	ASSERT_UNLOCK(b, p, 0);
 }
 
-/* Two S holders both converting to X: both time out rather than hang. */
-TEST_F_TIMEOUT(hl, conversion_deadlock_times_out, TEST_TMO)
+/*
+ * Two S holders both converting to X: the second is refused with EDEADLK
+ * at once (hlock_deadlock_test has the rest) and keeps its S; the first
+ * waits on, and its timeouts behave as any.
+ */
+TEST_F_TIMEOUT(hl, conversion_deadlock_refused, TEST_TMO)
 {
 	const char *p = "cv4/r";
 	int a = self->fd[0], b = self->fd[1];
@@ -740,7 +744,7 @@ TEST_F_TIMEOUT(hl, conversion_deadlock_times_out, TEST_TMO)
 	ASSERT_EQ(0, hlock_lock(a, p, S, 0, 0));
 	ASSERT_EQ(0, hlock_lock(b, p, S, 0, 0));
 	ASSERT_QUEUED(a, p, X, 0);
-	ASSERT_EQ(-ETIMEDOUT, hlock_lock(b, p, X, 0, 100 * MS));
+	ASSERT_EQ(-EDEADLK, hlock_lock(b, p, X, 0, -1));
 	ASSERT_HELD(b, p, S);
 	/* rule: hlock_wait -ETIMEDOUT leaves the request queued. */
 	ASSERT_EQ(-ETIMEDOUT, hlock_wait(a, 100 * MS));
