@@ -54,6 +54,7 @@
 #include "hlock.h"
 
 #define STATS_PARAM	"/sys/module/hlock/parameters/stats"
+#define DETECT_PARAM	"/sys/module/hlock/parameters/deadlock_detect"
 /* A command hlock does not know: -ENOTTY after its whole dispatch. */
 #define NULL_IOCTL	_IO(HLOCK_IOC_MAGIC, 0xff)
 /* The files flock, OFD and POSIX locks lock; on tmpfs in the VM. */
@@ -65,7 +66,7 @@
 #define MSEC		1000000LL
 
 /* Set while this process has turned the module's statistics off. */
-static int stats_off;
+static int stats_off, detect_off;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
@@ -78,11 +79,18 @@ die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	/* Do not leave a real machine without statistics. */
+	/* Do not leave a real machine without statistics or detection. */
 	if (stats_off) {
 		fd = open(STATS_PARAM, O_WRONLY);
 		if (fd >= 0 && write(fd, "Y", 1) == 1)
 			stats_off = 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (detect_off) {
+		fd = open(DETECT_PARAM, O_WRONLY);
+		if (fd >= 0 && write(fd, "Y", 1) == 1)
+			detect_off = 0;
 		if (fd >= 0)
 			close(fd);
 	}
@@ -703,6 +711,7 @@ enum { SINGLE, HANDOFF };
 /* Flags of a candidate. */
 #define C_STATS_OFF	(1 << 0)	/* run with the module's stats off */
 #define C_HELD		(1 << 1)	/* its locker holds many resources */
+#define C_DETECT_OFF	(1 << 2)	/* run with deadlock detection off */
 
 struct cand {
 	const char *what;	/* the row */
@@ -747,6 +756,8 @@ static struct cand cands[] = {
 	CAND(SINGLE, "pthread_rwlock wrlock+unlock", "rwlock_pair", K_RWLOCK,
 	     NULL, 0),
 	CAND(HANDOFF, "hlock X \"db/coll\"", "hlock", K_HLOCK, "db/coll", 0),
+	CAND(HANDOFF, "hlock X \"db/coll\", no deadlock search",
+	     "hlock_nodetect", K_HLOCK, "db/coll", C_DETECT_OFF),
 	CAND(HANDOFF, "flock LOCK_EX", "flock", K_FLOCK, NULL, 0),
 	CAND(HANDOFF, "OFD write lock (F_OFD_SETLKW)", "ofd", K_OFD, NULL, 0),
 	CAND(HANDOFF, "SysV semop (SEM_UNDO)", "semop", K_SEM, NULL, 0),
@@ -761,6 +772,17 @@ static struct cand *cand_by_key(int section, const char *key)
 		if (cands[i].section == section && !strcmp(cands[i].key, key))
 			return &cands[i];
 	die("no candidate %s", key);
+}
+
+/* Deadlock detection on or off (module parameter deadlock_detect). */
+static void set_detect(int on)
+{
+	int fd = open(DETECT_PARAM, O_WRONLY);
+
+	if (fd < 0 || write(fd, on ? "Y" : "N", 1) != 1)
+		die("%s: %s", DETECT_PARAM, strerror(errno));
+	close(fd);
+	detect_off = !on;
 }
 
 static void set_stats(int on)
@@ -844,7 +866,11 @@ static void run_cand(struct cand *c, int r)
 	pid_t pid;
 
 	if (c->section == HANDOFF) {
+		if (c->flags & C_DETECT_OFF)
+			set_detect(0);
 		w = run_workers(c->kind, objs, 2, 0, opt_handoff_ns);
+		if (c->flags & C_DETECT_OFF)
+			set_detect(1);
 		lo = sh->count[0] < sh->count[1] ? sh->count[0] : sh->count[1];
 		hi = sh->count[0] + sh->count[1] - lo;
 		c->ops[r] = (lo + hi) * NSEC / w;
@@ -881,7 +907,9 @@ static void sections_1_2(void)
 	struct cand *plain = cand_by_key(SINGLE, "hlock_db_coll");
 	struct cand *nostats = cand_by_key(SINGLE, "hlock_db_coll_nostats");
 	struct cand *many = cand_by_key(SINGLE, "hlock_db_coll_held");
-	double r_stats[MAX_ROUNDS], r_held[MAX_ROUNDS];
+	struct cand *hon = cand_by_key(HANDOFF, "hlock");
+	struct cand *hoff = cand_by_key(HANDOFF, "hlock_nodetect");
+	double r_stats[MAX_ROUNDS], r_held[MAX_ROUNDS], r_detect[MAX_ROUNDS];
 	int i, r;
 
 	for (i = 0; i < NR_CANDS; i++) {
@@ -920,6 +948,7 @@ static void sections_1_2(void)
 	for (r = 0; r < opt_rounds; r++) {
 		r_stats[r] = plain->ns[r] / nostats->ns[r];
 		r_held[r] = many->ns[r] / plain->ns[r];
+		r_detect[r] = hon->ops[r] / hoff->ops[r];
 	}
 
 	printf("\n1. Single operations, uncontended: median of %d interleaved rounds of ~%lld ms each\n",
@@ -963,6 +992,8 @@ static void sections_1_2(void)
 	       median(r_stats, opt_rounds));
 	printf("  the same by a locker holding %ld resources / holding none: %.3f\n",
 	       opt_held, median(r_held, opt_rounds));
+	printf("  handoff pairs/s with the deadlock search / without:       %.3f\n",
+	       median(r_detect, opt_rounds));
 
 	/* The figures for scripts, after the tables. */
 	for (i = 0; i < NR_CANDS; i++) {
@@ -988,6 +1019,8 @@ static void sections_1_2(void)
 	}
 	figure("stats.on_over_off %.3f\n", median(r_stats, opt_rounds));
 	figure("held_%ld.over_none %.3f\n", opt_held, median(r_held, opt_rounds));
+	figure("handoff.detect_over_nodetect %.3f\n",
+	       median(r_detect, opt_rounds));
 }
 
 /* --- Section 3: a writer behind overlapping readers ------------------------ */
