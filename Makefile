@@ -10,8 +10,8 @@
 #                     kmemleak), built once and cached; see scripts/debug-kernel
 #   make selftests    the static kselftest binaries, in build/selftests/
 #   make unit         the grant logic's userspace unit tests (ASan, UBSan)
-#   make check        everything above on 6.1, 6.12 and the debug kernel,
-#                     in VMs
+#   make check        everything above on 6.1, 6.12, 6.12 PREEMPT_RT and
+#                     the debug kernel, in VMs
 #   make demo         processes sharing hierarchical locks, in a VM
 #   make checkpatch   checkpatch.pl on kmod/ and uapi/
 #   make bench        hlock against flock, OFD, semop...: tables, in 2 VMs
