@@ -198,6 +198,7 @@ int hl_graph_lock(struct hl_graph *gr)
  */
 void hl_graph_unlock(struct hl_graph *gr)
 {
+	lockdep_assert_held(&gr->lock);
 	mutex_unlock(&gr->lock);
 }
 

@@ -184,6 +184,8 @@ void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
 {
 	struct hl_file *f = hl_file_of(lk);
 
+	lockdep_assert_held(&f->lock);
+	lockdep_assert_held(&lk->graph->lock);
 	hl_stat_add(f, deadlocks, 1);
 	if (trace_hlock_deadlock_enabled())
 		trace_hlock_deadlock(hl_pid(f), lk->op.heads[level], mode);

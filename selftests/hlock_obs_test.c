@@ -2456,6 +2456,7 @@ TEST_F_TIMEOUT(trace, tracepoints_fire, TEST_TMO)
 	static const char *const events[] = {
 		"hlock_request", "hlock_wait", "hlock_grant", "hlock_convert",
 		"hlock_release", "hlock_timeout", "hlock_cancel",
+		"hlock_deadlock",
 	};
 	int a = self->fd[0], b = self->fd[1], c = self->fd[2];
 	int d = self->fd[3];
@@ -2480,10 +2481,23 @@ TEST_F_TIMEOUT(trace, tracepoints_fire, TEST_TMO)
 	/* a blocking wait that ends in a grant */
 	ASSERT_EQ(0, wait_behind_holder(d, "trc/q", 100, &holder, &waited));
 	ASSERT_EQ(0, hlock_unlock(d, "trc/q"));
+	/* a conversion deadlock: the second S -> X is refused */
+	ASSERT_EQ(0, hlock_lock(a, "trc/d", S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(b, "trc/d", S, 0, 0));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(a, "trc/d", X, ASYNC, -1));
+	ASSERT_EQ(-EDEADLK, hlock_lock(b, "trc/d", X, 0, -1));
+	ASSERT_EQ(0, hlock_unlock(b, "trc/d"));
+	ASSERT_EQ(0, hlock_wait(a, SETTLE_NS));
+	ASSERT_EQ(1, hlock_unlock(a, "trc/d"));
+	ASSERT_EQ(0, hlock_unlock(a, "trc/d"));
 
 	ASSERT_EQ(0, write_file_str(TRACE_EVENTS "/enable", "0", 0));
 	txt = slurp(TRACEFS_DIR "/trace");
 	ASSERT_TRUE(txt != NULL);
+	EXPECT_TRUE(strstr(txt, "hlock_deadlock: pid=") &&
+		    strstr(strstr(txt, "hlock_deadlock: pid="),
+			   "path=\"trc/d\" mode=X"))
+		TH_LOG("the deadlock event names trc/d and X");
 	for (i = 0; i < ARRAY_SIZE(events); i++) {
 		snprintf(ev, sizeof(ev), "%s:", events[i]);
 		EXPECT_TRUE(strstr(txt, ev) != NULL)
