@@ -425,8 +425,11 @@ static int dl_visit(struct hl_dl *s, unsigned int i)
 	s->anchor = NULL;
 	s->restarts = 0;
 	while (ret == -EINPROGRESS) {
-		if (!dl_room(s))
-			return -ENOMEM;
+		/* Out of memory, the anchor is let go below like any. */
+		if (!dl_room(s)) {
+			ret = -ENOMEM;
+			break;
+		}
 		h = dl_lock_wait(s, i);
 		/* Its wait ended: it can go on, no cycle through it. */
 		if (!h)

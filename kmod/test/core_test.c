@@ -247,9 +247,16 @@ void hl_locker_put(struct hl_locker *lk)
 	locker_refs--;
 }
 
+/* Allocations the search may still make; negative: no limit. */
+static int allocs_left = -1;
+
 void *hl_dl_alloc(size_t n, size_t size)
 {
 	CHECK(!head_locks && !part_locks && !rcu_depth, "alloc under a lock");
+	if (!allocs_left)
+		return NULL;
+	if (allocs_left > 0)
+		allocs_left--;
 	return calloc(n, size);
 }
 
@@ -1146,7 +1153,7 @@ static void long_let_go(void)
  */
 static void test_deadlock_long(void)
 {
-	const char *const paths[] = { "big", "big" , "p" };
+	const char *const paths[] = { "big", "big", "p" };
 	unsigned int round;
 	int i;
 
@@ -1172,6 +1179,28 @@ static void test_deadlock_long(void)
 		check_invariants();
 		reset();
 	}
+}
+
+/*
+ * Out of memory half way (its list of lockers met cannot grow), the
+ * search lets go of every locker it kept, and the level waits unchecked.
+ */
+static void test_deadlock_nomem(void)
+{
+	int i;
+
+	CHECK(lock(0, "w", HLOCK_X, 0) == 0, "0 holds w");
+	for (i = 1; i <= 20; i++) {
+		CHECK(lock(i, "big", HLOCK_IS, 0) == 0, "IS %d", i);
+		CHECK(lock(i, "w", HLOCK_X, 0) == -EINPROGRESS, "%d waits", i);
+	}
+	allocs_left = 1;
+	CHECK(lock(0, "big", HLOCK_X, 0) == -EINPROGRESS, "no verdict");
+	allocs_left = -1;
+	CHECK(!locker_refs && !graph_locked, "let go");
+	CHECK(cycle_through(&lockers[0].lk), "the cycle nobody could check");
+	cancel(0);
+	reset();
 }
 
 /* Searches off: a cycle waits, as before; a try-lock never searches. */
@@ -1533,6 +1562,7 @@ int main(void)
 	test_deadlock_ahead();
 	test_deadlock_off();
 	test_deadlock_long();
+	test_deadlock_nomem();
 	test_downgrade();
 	test_hierarchy();
 	test_many_held();
