@@ -307,34 +307,22 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
  * this module does not know are zero (copy_struct_from_user()), or, for
  * what the module fills, are zeroed.
  */
+/* An entry of hl_cmds[]: the command at its number, and its size. */
+#define HL_CMD(cmd, type) \
+	[_IOC_NR(cmd)] = { (cmd), sizeof(type) }
+
 static const struct {
 	unsigned int cmd;
 	unsigned int min;
 } hl_cmds[] = {
-	[_IOC_NR(HLOCK_IOC_LOCK)] = {
-		HLOCK_IOC_LOCK, sizeof(struct hlock_lock_args)
-	},
-	[_IOC_NR(HLOCK_IOC_UNLOCK)] = {
-		HLOCK_IOC_UNLOCK, sizeof(struct hlock_lock_args)
-	},
-	[_IOC_NR(HLOCK_IOC_DOWNGRADE)] = {
-		HLOCK_IOC_DOWNGRADE, sizeof(struct hlock_lock_args)
-	},
-	[_IOC_NR(HLOCK_IOC_HELD)] = {
-		HLOCK_IOC_HELD, sizeof(struct hlock_lock_args)
-	},
-	[_IOC_NR(HLOCK_IOC_WAIT)] = {
-		HLOCK_IOC_WAIT, sizeof(struct hlock_wait_args)
-	},
-	[_IOC_NR(HLOCK_IOC_GET_INFO)] = {
-		HLOCK_IOC_GET_INFO, sizeof(struct hlock_info)
-	},
-	[_IOC_NR(HLOCK_IOC_STATS)] = {
-		HLOCK_IOC_STATS, sizeof(struct hlock_stats_args)
-	},
-	[_IOC_NR(HLOCK_IOC_TABLE)] = {
-		HLOCK_IOC_TABLE, sizeof(struct hlock_table_args)
-	},
+	HL_CMD(HLOCK_IOC_LOCK, struct hlock_lock_args),
+	HL_CMD(HLOCK_IOC_UNLOCK, struct hlock_lock_args),
+	HL_CMD(HLOCK_IOC_DOWNGRADE, struct hlock_lock_args),
+	HL_CMD(HLOCK_IOC_HELD, struct hlock_lock_args),
+	HL_CMD(HLOCK_IOC_WAIT, struct hlock_wait_args),
+	HL_CMD(HLOCK_IOC_GET_INFO, struct hlock_info),
+	HL_CMD(HLOCK_IOC_STATS, struct hlock_stats_args),
+	HL_CMD(HLOCK_IOC_TABLE, struct hlock_table_args),
 };
 
 static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
