@@ -71,8 +71,14 @@ static int stats_off, detect_off;
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
 {
+	static const struct {
+		const char *path;
+		int *off;
+	} params[] = {
+		{ STATS_PARAM, &stats_off }, { DETECT_PARAM, &detect_off },
+	};
 	va_list ap;
-	int fd;
+	int fd, i;
 
 	va_start(ap, fmt);
 	fputs("hlock-bench: ", stderr);
@@ -80,17 +86,12 @@ die(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	/* Do not leave a real machine without statistics or detection. */
-	if (stats_off) {
-		fd = open(STATS_PARAM, O_WRONLY);
+	for (i = 0; i < (int)(sizeof(params) / sizeof(params[0])); i++) {
+		if (!*params[i].off)
+			continue;
+		fd = open(params[i].path, O_WRONLY);
 		if (fd >= 0 && write(fd, "Y", 1) == 1)
-			stats_off = 0;
-		if (fd >= 0)
-			close(fd);
-	}
-	if (detect_off) {
-		fd = open(DETECT_PARAM, O_WRONLY);
-		if (fd >= 0 && write(fd, "Y", 1) == 1)
-			detect_off = 0;
+			*params[i].off = 0;
 		if (fd >= 0)
 			close(fd);
 	}
@@ -774,25 +775,26 @@ static struct cand *cand_by_key(int section, const char *key)
 	die("no candidate %s", key);
 }
 
+/* Turn a bool module parameter on or off; *@off says which, for die(). */
+static void set_param(const char *path, int *off, int on)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0 || write(fd, on ? "Y" : "N", 1) != 1)
+		die("%s: %s", path, strerror(errno));
+	close(fd);
+	*off = !on;
+}
+
 /* Deadlock detection on or off (module parameter deadlock_detect). */
 static void set_detect(int on)
 {
-	int fd = open(DETECT_PARAM, O_WRONLY);
-
-	if (fd < 0 || write(fd, on ? "Y" : "N", 1) != 1)
-		die("%s: %s", DETECT_PARAM, strerror(errno));
-	close(fd);
-	detect_off = !on;
+	set_param(DETECT_PARAM, &detect_off, on);
 }
 
 static void set_stats(int on)
 {
-	int fd = open(STATS_PARAM, O_WRONLY);
-
-	if (fd < 0 || write(fd, on ? "Y" : "N", 1) != 1)
-		die("%s: %s", STATS_PARAM, strerror(errno));
-	close(fd);
-	stats_off = !on;
+	set_param(STATS_PARAM, &stats_off, on);
 }
 
 /* Options. */
