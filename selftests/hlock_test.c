@@ -223,7 +223,8 @@ TEST_F_TIMEOUT(hl, info, TEST_TMO)
 	EXPECT_EQ(HLOCK_F_ALL, info.flags);
 	/* rule: the default policy is batch; the fifo tests restore it. */
 	EXPECT_EQ(HLOCK_POLICY_BATCH, (int)info.grant_policy);
-	for (i = 0; i < 4; i++)
+	EXPECT_EQ(HLOCK_FEAT_URING, info.features);
+	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0ULL, (unsigned long long)info.reserved[i]);
 
 	EXPECT_EQ(-EFAULT, raw_ioctl(self->fd[0], HLOCK_IOC_GET_INFO, NULL));

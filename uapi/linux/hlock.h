@@ -119,6 +119,7 @@ struct hlock_wait_args {
  * @path_max: HLOCK_PATH_MAX.
  * @flags: The HLOCK_F_* flags the module accepts.
  * @grant_policy: HLOCK_POLICY_* in force.
+ * @features: HLOCK_FEAT_* the module supports.
  * @reserved: Zero; room for later fields.
  */
 struct hlock_info {
@@ -128,8 +129,13 @@ struct hlock_info {
 	__u32 path_max;
 	__u32 flags;
 	__u32 grant_policy;
-	__u64 reserved[4];
+	__u64 features;
+	__u64 reserved[3];
 };
+
+/* Values of hlock_info.features. */
+/* Lock, unlock and downgrade as IORING_OP_URING_CMD (see below). */
+#define HLOCK_FEAT_URING	(1ULL << 0)
 
 /* Levels of the statistics: a resource's depth below the root. */
 #define HLOCK_LEVEL_GLOBAL	0	/* the root */
@@ -265,6 +271,48 @@ struct hlock_table_args {
 	__u32 flags;
 	__u64 reserved[2];
 };
+
+/*
+ * io_uring: HLOCK_IOC_LOCK, HLOCK_IOC_UNLOCK and HLOCK_IOC_DOWNGRADE can
+ * be submitted as IORING_OP_URING_CMD on a locker's file descriptor, with
+ * sqe->cmd_op the ioctl number and the 16 command bytes of a plain 64-byte
+ * SQE (sqe->cmd, where addr3 lies) a struct hlock_uring_args.  The path is
+ * read while the SQE is submitted.  The CQE's res is what the ioctl would
+ * return (or -errno), and for a lock -ECANCELED when the request was
+ * withdrawn by an unlock of its path, the ring's teardown or the exit of
+ * its submitter.  A lock that must wait completes when it is granted,
+ * times out or fails; no thread waits for it.  HLOCK_F_ASYNC is -EINVAL
+ * there: the ring is the asynchronous path.  IORING_OP_ASYNC_CANCEL
+ * cannot reach a waiting lock: unlock its path instead.
+ */
+
+/**
+ * struct hlock_uring_args - The command bytes of a hlock SQE.
+ * @path: User pointer to the path, NUL-terminated (at most
+ *	HLOCK_PATH_MAX bytes before the NUL; -ENAMETOOLONG otherwise).
+ * @op: HLOCK_URING_OP() of the mode, the flags and the timeout.
+ */
+struct hlock_uring_args {
+	__u64 path;
+	__u64 op;
+};
+
+/*
+ * hlock_uring_args.op: bits 0-7 the mode (as hlock_lock_args.mode), bits
+ * 8-15 the flags (hlock_lock_args.flags), bits 16-63 the timeout in ns as
+ * a signed 48-bit number (hlock_lock_args.timeout_ns): up to
+ * HLOCK_URING_TIMEOUT_MAX, about 39 hours.
+ */
+#define HLOCK_URING_MODE_MASK		0xffULL
+#define HLOCK_URING_FLAGS_SHIFT		8
+#define HLOCK_URING_FLAGS_MASK		0xffULL
+#define HLOCK_URING_TIMEOUT_SHIFT	16
+#define HLOCK_URING_TIMEOUT_MAX		((1LL << 47) - 1)
+#define HLOCK_URING_OP(mode, flags, timeout_ns)				\
+	(((__u64)(mode) & HLOCK_URING_MODE_MASK) |			\
+	 (((__u64)(flags) & HLOCK_URING_FLAGS_MASK) <<			\
+	  HLOCK_URING_FLAGS_SHIFT) |					\
+	 ((__u64)(timeout_ns) << HLOCK_URING_TIMEOUT_SHIFT))
 
 #define HLOCK_IOC_MAGIC		0xBE
 
