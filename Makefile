@@ -76,13 +76,20 @@ ko-debug:
 deps:
 	scripts/install-deps
 
-# Static, so that they run in the VM's initramfs as they are.
-TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-demo hlock lshlock hlock-bench)
+# Static, so that they run in the VM's initramfs as they are.  The tools
+# that use io_uring (lib/hlock_uring.h) link liburing.a too.
+TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-demo hlock lshlock hlock-bench \
+	hlock-uring-demo)
+URING_TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-bench hlock-uring-demo)
 tools: $(TOOLS)
+
+$(URING_TOOLS): TOOL_LIBS := -luring
+$(URING_TOOLS): lib/hlock_uring.h
 
 $(BUILD)/tools/%: tools/%.c $(LIB_SRCS) lib/hlock.h uapi/linux/hlock.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WFLAGS) -static -Ilib -Iuapi -o $@ $< $(LIB_SRCS)
+	$(CC) $(CFLAGS) $(WFLAGS) -static -Ilib -Iuapi -o $@ $< $(LIB_SRCS) \
+		$(TOOL_LIBS)
 
 selftests: deps lib tools
 	$(MAKE) -C selftests OUTPUT=$(BUILD)/selftests TOP=$(TOP)

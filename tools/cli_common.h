@@ -38,7 +38,7 @@ static inline const char *cli_path_name(const char *path)
  * loaded, no permission), EX_OSERR for the rest (out of descriptors, ...).
  * On success *fdp is the locker and 0 is returned.
  */
-static int cli_open(const char *prog, int *fdp)
+static inline int cli_open(const char *prog, int *fdp)
 {
 	int fd = hlock_open();
 
@@ -89,8 +89,8 @@ static const char *const cli_counter_names[CLI_NR_COUNTERS] = {
 	"acquireCount", "acquireWaitCount", "timeAcquiringMicros",
 };
 
-static uint64_t cli_counter(const struct hlock_level_stats *ls, int counter,
-			    int mode)
+static inline uint64_t cli_counter(const struct hlock_level_stats *ls,
+				   int counter, int mode)
 {
 	switch (counter) {
 	case CLI_ACQUIRE:
@@ -102,7 +102,7 @@ static uint64_t cli_counter(const struct hlock_level_stats *ls, int counter,
 	}
 }
 
-static bool cli_level_empty(const struct hlock_level_stats *ls)
+static inline bool cli_level_empty(const struct hlock_level_stats *ls)
 {
 	int c;
 	size_t m;
@@ -121,8 +121,9 @@ static bool cli_level_empty(const struct hlock_level_stats *ls)
  *   else:  { acquireCount: { w: 1 }, acquireWaitCount: { w: 1 } }
  * (the second is MongoDB's slow-query log style).
  */
-static void cli_print_level(FILE *f, const struct hlock_level_stats *ls,
-			    bool json)
+static inline void cli_print_level(FILE *f,
+				   const struct hlock_level_stats *ls,
+				   bool json)
 {
 	const char *q = json ? "\"" : "";
 	const char *open = json ? "{" : "{ ", *close = json ? "}" : " }";
@@ -155,9 +156,29 @@ static void cli_print_level(FILE *f, const struct hlock_level_stats *ls,
 	fputs(close, f);
 }
 
+/* "PROG: " and the message, a line on stderr.  The tool defines PROG. */
+static inline void cli_vwarn(const char *fmt, va_list ap)
+{
+	fputs(PROG ": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+/* The message, as cli_vwarn() says it, then exit with @code. */
+static inline void __attribute__((noreturn, format(printf, 2, 3)))
+cli_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_vwarn(fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
 /*
  * A usage error: the message, the tool's usage lines and a pointer to
- * --help, then exit EX_USAGE.  The tool defines PROG and usage_lines().
+ * --help, then exit EX_USAGE.  The tool defines usage_lines().
  */
 static void usage_lines(FILE *f);
 
@@ -166,11 +187,9 @@ usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	usage_lines(stderr);
 	fputs("Try '" PROG " --help' for more information.\n", stderr);
 	exit(EX_USAGE);
