@@ -5,7 +5,9 @@
  *   hlock-bench [OPTIONS]      sections 1 to 3 and the statistics' cost
  *   hlock-bench -S [OPTIONS]   section 4, scaling on two CPUs
  *
- * 1. Single operations, uncontended: ns per call or lock+unlock pair.
+ * 1. Single operations, uncontended: ns per call or lock+unlock pair,
+ *    also through io_uring, B lockers' locks in one submit and their
+ *    unlocks in the next (B = 1, 8, 32), against the ioctls.
  * 2. Handoff: two processes alternately taking X on the same object.
  * 3. A writer's wait behind readers whose shared holds overlap.
  * 4. Two processes on two CPUs, each locking its own object, against
@@ -52,6 +54,7 @@
 #include <sys/wait.h>
 
 #include "hlock.h"
+#include "hlock_uring.h"
 
 #define STATS_PARAM	"/sys/module/hlock/parameters/stats"
 #define DETECT_PARAM	"/sys/module/hlock/parameters/deadlock_detect"
@@ -62,6 +65,7 @@
 #define TMPFS_MAGIC	0x01021994
 #define MAX_ROUNDS	101
 #define MAX_READERS	8
+#define MAX_BATCH	32	/* io_uring SQEs per submit, at most */
 #define NSEC		1000000000LL
 #define MSEC		1000000LL
 
@@ -221,12 +225,20 @@ static void remove_objects(void)
 
 /* What a locker locks with; one per candidate and per child. */
 enum kind { K_GETPPID, K_NULL, K_HLOCK, K_FLOCK, K_OFD, K_POSIX, K_SEM,
-	    K_RWLOCK };
+	    K_RWLOCK, K_URING };
 
 struct locker {
 	enum kind kind;
 	const char *obj;	/* the hlock path, or the locked file */
 	int fd;
+	/*
+	 * K_URING: a ring and @batch lockers, the i-th on obj followed by i
+	 * (uring_open()).
+	 */
+	int batch;
+	struct io_uring ring;
+	int fds[MAX_BATCH];
+	char paths[MAX_BATCH][16];
 };
 
 static const char *kind_name(enum kind k)
@@ -235,7 +247,7 @@ static const char *kind_name(enum kind k)
 		[K_GETPPID] = "getppid", [K_NULL] = "null ioctl",
 		[K_HLOCK] = "hlock", [K_FLOCK] = "flock", [K_OFD] = "OFD lock",
 		[K_POSIX] = "POSIX lock", [K_SEM] = "semop",
-		[K_RWLOCK] = "pthread_rwlock",
+		[K_RWLOCK] = "pthread_rwlock", [K_URING] = "hlock io_uring",
 	};
 
 	return names[k];
@@ -253,6 +265,7 @@ static void lk_open(struct locker *l, enum kind kind, const char *obj)
 	l->kind = kind;
 	l->obj = obj;
 	l->fd = -1;
+	l->batch = 0;
 	switch (kind) {
 	case K_NULL:
 	case K_HLOCK:
@@ -391,6 +404,8 @@ static int lk_lock(struct locker *l, int shared, int64_t timeout_ns)
 		if (ret)
 			die("pthread_rwlock: %s", strerror(ret));
 		break;
+	case K_URING:
+		die("io_uring is measured in batches only (time_pairs())");
 	}
 	return 0;
 }
@@ -431,13 +446,85 @@ static void lk_unlock(struct locker *l)
 		if (ret)
 			die("pthread_rwlock_unlock: %s", strerror(ret));
 		break;
+	case K_URING:
+		die("io_uring is measured in batches only (time_pairs())");
 	}
 }
 
 /*
- * @n uncontended exclusive lock+unlock pairs (for getppid: calls), in
- * ns.  Each kind has its own loop so that the dispatch above is not timed;
- * flock's and fcntl's try-lock forms are used since nothing contends.
+ * K_URING: open a ring and @batch lockers, the i-th to lock the path
+ * l->obj followed by i ("db/c" gives "db/c0", "db/c1", ...).
+ */
+static void uring_open(struct locker *l, int batch)
+{
+	int i, ret;
+
+	if (batch < 1 || batch > MAX_BATCH)
+		die("io_uring batch %d: 1 to %d", batch, MAX_BATCH);
+	ret = io_uring_queue_init(batch, &l->ring, 0);
+	if (ret)
+		die("io_uring_queue_init: %s", strerror(-ret));
+	l->batch = batch;
+	for (i = 0; i < batch; i++) {
+		snprintf(l->paths[i], sizeof(l->paths[i]), "%s%d", l->obj, i);
+		l->fds[i] = hlock_open();
+		if (l->fds[i] < 0)
+			die("%s: %s", HLOCK_DEVICE, strerror(-l->fds[i]));
+	}
+}
+
+static void uring_close(struct locker *l)
+{
+	int i;
+
+	for (i = 0; i < l->batch; i++)
+		close(l->fds[i]);
+	io_uring_queue_exit(&l->ring);
+	l->batch = 0;
+}
+
+/*
+ * K_URING: each locker's lock (X, a try) or unlock as one SQE, all of
+ * them in one submit that waits for their CQEs; dies unless every CQE
+ * says 0 (granted; no acquisition left).
+ */
+static void uring_batch(struct locker *l, int lock)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0;
+	int i, ret;
+
+	for (i = 0; i < l->batch; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+
+		if (lock)
+			hlock_prep_lock(sqe, l->fds[i], l->paths[i], HLOCK_X,
+					0, 0);
+		else
+			hlock_prep_unlock(sqe, l->fds[i], l->paths[i]);
+		io_uring_sqe_set_data64(sqe, i);
+	}
+	ret = io_uring_submit_and_wait(&l->ring, l->batch);
+	if (ret != l->batch)
+		die("io_uring_submit_and_wait: %s", ret < 0 ? strerror(-ret) :
+		    "not every SQE was submitted");
+	io_uring_for_each_cqe(&l->ring, head, cqe) {
+		if (cqe->res)
+			die("io_uring %s \"%s\": %s", lock ? "lock X" : "unlock",
+			    l->paths[io_uring_cqe_get_data64(cqe) % MAX_BATCH],
+			    cqe->res < 0 ? strerror(-cqe->res) : "still held");
+		seen++;
+	}
+	io_uring_cq_advance(&l->ring, seen);
+	if (seen != (unsigned int)l->batch)
+		die("io_uring: %u CQEs for %d SQEs", seen, l->batch);
+}
+
+/*
+ * @n uncontended exclusive lock+unlock pairs (for getppid: calls; for
+ * io_uring: batches of l->batch pairs), in ns.  Each kind has its own
+ * loop so that the dispatch above is not timed; flock's and fcntl's
+ * try-lock forms are used since nothing contends.
  */
 static int64_t time_pairs(struct locker *l, long n)
 {
@@ -494,6 +581,12 @@ static int64_t time_pairs(struct locker *l, long n)
 				ret = pthread_rwlock_unlock(&sh->rw);
 			if (ret)
 				die("pthread_rwlock: %s", strerror(ret));
+		}
+		break;
+	case K_URING:
+		for (i = 0; i < n; i++) {
+			uring_batch(l, 1);
+			uring_batch(l, 0);
 		}
 		break;
 	}
@@ -721,16 +814,22 @@ struct cand {
 	enum kind kind;
 	const char *obj;
 	int flags;
-	long iters;		/* SINGLE: pairs per round */
+	int batch;		/* K_URING: SQEs per submit */
+	long iters;		/* SINGLE: pairs (K_URING: batches) per round */
 	double ns[MAX_ROUNDS];	/* per op: call, pair, or handed-off pair */
 	double ops[MAX_ROUNDS];	/* HANDOFF: pairs per second, both together */
 	double split[MAX_ROUNDS];
 	double xnull[MAX_ROUNDS], xflock[MAX_ROUNDS];
+	double xioctl[MAX_ROUNDS];	/* K_URING: over hlock_db_coll's pair */
 };
 
 #define CAND(_sec, _what, _key, _kind, _obj, _flags) \
 	{ .section = _sec, .what = _what, .key = _key, .kind = _kind, \
 	  .obj = _obj, .flags = _flags }
+/* Lock+unlock X on "db/c<i>" by _b lockers, _b SQEs per submit. */
+#define URING_CAND(_b) \
+	{ .section = SINGLE, .what = "io_uring X \"db/cN\", batch of " #_b, \
+	  .key = "uring_b" #_b, .kind = K_URING, .obj = "db/c", .batch = _b }
 
 static struct cand cands[] = {
 	CAND(SINGLE, "getppid (one syscall)", "getppid", K_GETPPID, NULL, 0),
@@ -746,6 +845,9 @@ static struct cand cands[] = {
 	     "hlock_db_coll_nostats", K_HLOCK, "db/coll", C_STATS_OFF),
 	CAND(SINGLE, "hlock X \"db/coll\", holding many",
 	     "hlock_db_coll_held", K_HLOCK, "db/coll", C_HELD),
+	URING_CAND(1),
+	URING_CAND(8),
+	URING_CAND(32),
 	CAND(SINGLE, "flock LOCK_EX + LOCK_UN", "flock_pair", K_FLOCK, NULL,
 	     0),
 	CAND(SINGLE, "OFD lock (F_OFD_SETLK) pair", "ofd_pair", K_OFD,
@@ -763,13 +865,50 @@ static struct cand cands[] = {
 	CAND(HANDOFF, "OFD write lock (F_OFD_SETLKW)", "ofd", K_OFD, NULL, 0),
 	CAND(HANDOFF, "SysV semop (SEM_UNDO)", "semop", K_SEM, NULL, 0),
 };
-#define NR_CANDS	((int)(sizeof(cands) / sizeof(cands[0])))
+/* Fewer when the module takes no io_uring commands: drop_uring_cands(). */
+static int nr_cands = sizeof(cands) / sizeof(cands[0]);
+
+/*
+ * Why the io_uring candidates cannot run here (the module takes no ring
+ * commands, or the kernel no rings), or NULL when they can.
+ */
+static const char *uring_unusable(int fd)
+{
+	static char why[96];
+	struct hlock_info info;
+	struct io_uring ring;
+	int ret;
+
+	ret = hlock_info(fd, &info);
+	if (ret)
+		die("hlock_info: %s", strerror(-ret));
+	if (!(info.features & HLOCK_FEAT_URING))
+		return "the module has no HLOCK_FEAT_URING";
+	ret = io_uring_queue_init(1, &ring, 0);
+	if (ret) {
+		snprintf(why, sizeof(why), "io_uring_queue_init: %s",
+			 strerror(-ret));
+		return why;
+	}
+	io_uring_queue_exit(&ring);
+	return NULL;
+}
+
+static void drop_uring_cands(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < nr_cands; i++)
+		if (cands[i].kind != K_URING)
+			cands[n++] = cands[i];
+	nr_cands = n;
+}
 
 static struct cand *cand_by_key(int section, const char *key)
 {
 	int i;
 
-	for (i = 0; i < NR_CANDS; i++)
+	for (i = 0; i < nr_cands; i++)
 		if (cands[i].section == section && !strcmp(cands[i].key, key))
 			return &cands[i];
 	die("no candidate %s", key);
@@ -818,7 +957,8 @@ static void held_name(char *buf, size_t size, long k)
 
 /*
  * Before a single-operation candidate's timed loop: turn the statistics
- * off, or take the resources its locker holds.  They are held in S, as
+ * off, open the ring and the lockers of an io_uring candidate, or take
+ * the resources its locker holds.  They are held in S, as
  * the earlier tool did, and only while it runs: the IS they put on the
  * root would make X on the root fail for the others.
  */
@@ -830,6 +970,8 @@ static void cand_setup(struct cand *c, struct locker *l)
 
 	if (c->flags & C_STATS_OFF)
 		set_stats(0);
+	if (c->kind == K_URING)
+		uring_open(l, c->batch);
 	if (!(c->flags & C_HELD))
 		return;
 	for (k = 0; k < opt_held; k++) {
@@ -848,6 +990,8 @@ static void cand_teardown(struct cand *c, struct locker *l)
 
 	if (c->flags & C_STATS_OFF)
 		set_stats(1);
+	if (c->kind == K_URING)
+		uring_close(l);
 	if (!(c->flags & C_HELD))
 		return;
 	for (k = 0; k < opt_held; k++) {
@@ -885,7 +1029,8 @@ static void run_cand(struct cand *c, int r)
 	if (!pid) {
 		lk_open(&l, c->kind, c->obj);
 		cand_setup(c, &l);
-		sh->result = (double)time_pairs(&l, c->iters) / c->iters;
+		sh->result = (double)time_pairs(&l, c->iters) / c->iters /
+			     (c->kind == K_URING ? c->batch : 1);
 		cand_teardown(c, &l);
 		exit(0);
 	}
@@ -914,7 +1059,7 @@ static void sections_1_2(void)
 	double r_stats[MAX_ROUNDS], r_held[MAX_ROUNDS], r_detect[MAX_ROUNDS];
 	int i, r;
 
-	for (i = 0; i < NR_CANDS; i++) {
+	for (i = 0; i < nr_cands; i++) {
 		struct cand *c = &cands[i];
 
 		if (c->section != SINGLE)
@@ -929,16 +1074,16 @@ static void sections_1_2(void)
 	}
 	for (r = 0; r < opt_rounds; r++) {
 		new_objects();
-		for (i = 0; i < NR_CANDS; i++)
-			run_cand(&cands[(i + r) % NR_CANDS], r);
+		for (i = 0; i < nr_cands; i++)
+			run_cand(&cands[(i + r) % nr_cands], r);
 	}
-	for (i = 0; opt_verbose && i < NR_CANDS; i++) {
+	for (i = 0; opt_verbose && i < nr_cands; i++) {
 		fprintf(stderr, "%-24s", cands[i].key);
 		for (r = 0; r < opt_rounds; r++)
 			fprintf(stderr, " %.0f", cands[i].ns[r]);
 		fprintf(stderr, "\n");
 	}
-	for (i = 0; i < NR_CANDS; i++) {
+	for (i = 0; i < nr_cands; i++) {
 		struct cand *c = &cands[i];
 		struct cand *f = c->section == HANDOFF ? hfl : fl;
 
@@ -947,6 +1092,9 @@ static void sections_1_2(void)
 			c->xflock[r] = c->ns[r] / f->ns[r];
 		}
 	}
+	for (i = 0; i < nr_cands; i++)
+		for (r = 0; r < opt_rounds; r++)
+			cands[i].xioctl[r] = cands[i].ns[r] / plain->ns[r];
 	for (r = 0; r < opt_rounds; r++) {
 		r_stats[r] = plain->ns[r] / nostats->ns[r];
 		r_held[r] = many->ns[r] / plain->ns[r];
@@ -957,11 +1105,13 @@ static void sections_1_2(void)
 	       opt_rounds, (long long)(opt_single_ns / MSEC));
 	printf("   (x null-ioctl, x flock: the median of the ratios within a round; spread: the\n"
 	       "   interquartile range of the rounds over their median; 'holding many': its\n"
-	       "   locker also holds %ld resources held/N in S; each measurement is a new process)\n",
+	       "   locker also holds %ld resources held/N in S; each measurement is a new process;\n"
+	       "   io_uring, batch of B: B lockers lock X on db/c0..db/c<B-1>, B SQEs in one submit\n"
+	       "   that waits for their CQEs, then unlock them likewise; ns per lock+unlock pair)\n",
 	       opt_held);
 	printf("%-40s %10s %12s %12s %7s\n", "what", "ns/op", "x null-ioctl",
 	       "x flock", "spread");
-	for (i = 0; i < NR_CANDS; i++) {
+	for (i = 0; i < nr_cands; i++) {
 		struct cand *c = &cands[i];
 
 		if (c->section != SINGLE)
@@ -977,7 +1127,7 @@ static void sections_1_2(void)
 	       (long long)(opt_handoff_ns / MSEC), opt_rounds);
 	printf("%-40s %10s %12s %12s %7s %6s\n", "what", "pairs/s",
 	       "x null-ioctl", "x flock", "spread", "split");
-	for (i = 0; i < NR_CANDS; i++) {
+	for (i = 0; i < nr_cands; i++) {
 		struct cand *c = &cands[i];
 
 		if (c->section != HANDOFF)
@@ -996,9 +1146,17 @@ static void sections_1_2(void)
 	       opt_held, median(r_held, opt_rounds));
 	printf("  handoff pairs/s with the deadlock search / without:       %.3f\n",
 	       median(r_detect, opt_rounds));
+	for (i = 0; i < nr_cands; i++) {
+		struct cand *c = &cands[i];
+
+		if (c->kind != K_URING)
+			continue;
+		printf("  a pair through io_uring, %2d per submit / by ioctl:        %.3f\n",
+		       c->batch, median(c->xioctl, opt_rounds));
+	}
 
 	/* The figures for scripts, after the tables. */
-	for (i = 0; i < NR_CANDS; i++) {
+	for (i = 0; i < nr_cands; i++) {
 		struct cand *c = &cands[i];
 
 		if (c->section == SINGLE) {
@@ -1008,6 +1166,9 @@ static void sections_1_2(void)
 			       median(c->xnull, opt_rounds));
 			figure("op.%s.x_flock %.2f\n", c->key,
 			       median(c->xflock, opt_rounds));
+			if (c->kind == K_URING)
+				figure("op.%s.x_ioctl %.3f\n", c->key,
+				       median(c->xioctl, opt_rounds));
 		} else {
 			figure("handoff.%s.pairs_per_s %.0f\n", c->key,
 			       median(c->ops, opt_rounds));
@@ -1190,6 +1351,7 @@ int main(int argc, char **argv)
 	char date[32];
 	time_t t = time(NULL);
 	int64_t start = now_ns();
+	const char *no_uring;
 	int fd;
 
 	while ((c = getopt(argc, argv, "Sr:t:w:H:T:v")) != -1) {
@@ -1241,6 +1403,9 @@ int main(int argc, char **argv)
 	fd = hlock_open();
 	if (fd < 0)
 		die("%s: %s", HLOCK_DEVICE, strerror(-fd));
+	no_uring = uring_unusable(fd);
+	if (no_uring)
+		drop_uring_cands();
 	close(fd);
 	fd = open(lock_file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0 || fstatfs(fd, &sfs))
@@ -1253,6 +1418,8 @@ int main(int argc, char **argv)
 	       scaling ? " -S" : "", u.release, sysconf(_SC_NPROCESSORS_ONLN),
 	       date, sfs.f_type == TMPFS_MAGIC ? "" :
 	       " (" LOCK_DIR " is not tmpfs)");
+	if (no_uring && !scaling)
+		printf("(no io_uring rows: %s)\n", no_uring);
 
 	if (scaling) {
 		section_4();
