@@ -116,7 +116,7 @@ DEFINE_EVENT(hlock_path_class, hlock_timeout,
 #define HLOCK_CANCEL_UNLOCK	0
 #define HLOCK_CANCEL_CLOSE	1
 #define HLOCK_CANCEL_SIGNAL	2
-#define HLOCK_CANCEL_RING	3	/* io_uring's teardown or exit */
+#define HLOCK_CANCEL_RING	3	/* ring teardown, exec (io_uring) */
 
 /*
  * A queued lock call was withdrawn: by unlock, close, a signal, or its

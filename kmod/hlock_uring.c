@@ -12,13 +12,17 @@
  *   - the continuation of the release that granted it (hl_grants_run()),
  *   - its timer, through a work item (hl_do_ring_expire()),
  *   - an unlock of its path, through the ring or the ioctl,
- *   - io_uring's cancel at ring teardown, exec or exit: a command marked
+ *   - io_uring's cancel at ring teardown (the last close of the ring, as
+ *     when its process exits or is killed) or exec: a command marked
  *     cancelable gets ->uring_cmd() with IO_URING_F_CANCEL (6.7 and
  *     later),
  *   - before 6.7, where io_uring cannot cancel a driver's command and a
  *     pending one would hold its ring (and exec, and an exiting SQPOLL
- *     thread) for ever, a watchdog that withdraws the locks whose
- *     submitter exits, is killed or execs, or whose ring was closed.
+ *     thread) for ever, a watchdog that withdraws the locks io_uring
+ *     waits for, or whose ring was closed.
+ *
+ * A thread that exits alone leaves its locks queued, as io_uring leaves
+ * its other requests: they complete when granted (or their ring goes).
  *
  * Exactly one of them completes the command, through task work in the
  * submitter's context (hl_ring_post()).  A handler never returns -EAGAIN:
@@ -140,10 +144,14 @@ static void hl_watch_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(hl_watch_work, hl_watch_fn);
 
 /*
- * Whether @cmd's submitter exits, was killed or execs, or its ring was
- * closed: io_uring then waits for it (exec, an exiting SQPOLL thread) or
- * keeps the ring, the file and the module until it completes.  The
- * request keeps its task, so the task's fields are there to read.
+ * Whether io_uring waits for @cmd to complete, or its ring is closed:
+ * io_uring then counts on the driver, and would wait for ever (exec, an
+ * exiting SQPOLL thread) or keep the ring, the file and the module.
+ * io_uring_cancel_generic() marks its task (in_idle) while it waits, in
+ * exec, at an SQPOLL thread's exit and at every task's exit; a task's
+ * exit (PF_EXITING, set right after) does not wait, and its locks stay
+ * queued, as its other requests do, until granted or its ring goes.  The
+ * request keeps its task and ring, so their fields are there to read.
  * Context: @cmd in flight (its locker lock or hl_watch_lock held).
  */
 static bool hl_ring_doomed(struct io_uring_cmd *cmd)
@@ -151,9 +159,8 @@ static bool hl_ring_doomed(struct io_uring_cmd *cmd)
 	struct io_kiocb *req = cmd_to_io_kiocb(cmd);
 	struct task_struct *t = req->task;
 
-	return t->flags & PF_EXITING ||
-	       t->signal->flags & SIGNAL_GROUP_EXIT || t->in_execve ||
-	       (t->io_uring && atomic_read(&t->io_uring->in_idle)) ||
+	return (t->io_uring && atomic_read(&t->io_uring->in_idle) &&
+		!(t->flags & PF_EXITING)) ||
 	       percpu_ref_is_dying(&req->ctx->refs);
 }
 
@@ -430,9 +437,14 @@ int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 
 #ifdef HL_RING_CANCELABLE
 	if (issue_flags & IO_URING_F_CANCEL) {
-		/* Ring teardown, exec or exit: withdraw it if it still waits. */
+		/*
+		 * Ring teardown or exec: withdraw it if it still waits.  Its
+		 * CQE goes through task work, as every other: completed here,
+		 * a DEFER_TASKRUN ring's CQE would be posted by io_uring's
+		 * exit worker, not its submitter, which io_uring forbids.
+		 */
 		if (hl_do_ring_cancel(f, cmd, NULL))
-			io_uring_cmd_done(cmd, -ECANCELED, 0, issue_flags);
+			hl_ring_post(cmd, -ECANCELED);
 		return 0;
 	}
 	/*
