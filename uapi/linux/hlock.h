@@ -168,7 +168,8 @@ struct hlock_level_stats {
  * @timeouts: Lock calls that gave up: timeouts, and tries that would
  *	have waited.
  * @interrupts: Waits interrupted by a signal.
- * @cancels: Queued requests withdrawn by HLOCK_IOC_UNLOCK or close.
+ * @cancels: Queued requests withdrawn by HLOCK_IOC_UNLOCK, close, or
+ *	their ring's teardown or submitter's exit (io_uring).
  * @deadlocks: Lock calls refused with EDEADLK: their wait would have
  *	closed a cycle of waits.
  *
