@@ -244,8 +244,8 @@ int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 	       unsigned int len, unsigned int mode);
 int hl_do_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
-		    const char *buf, unsigned int len, unsigned int mode,
-		    unsigned int flags, s64 timeout_ns);
+		    unsigned int issue_flags, const char *buf, unsigned int len,
+		    unsigned int mode, unsigned int flags, s64 timeout_ns);
 struct io_uring_cmd *hl_do_ring_expire(struct hl_file *f, int *res);
 struct io_uring_cmd *hl_do_ring_cancel(struct hl_file *f,
 				       struct io_uring_cmd *cmd,
@@ -269,7 +269,7 @@ static inline void hl_grants_run(struct hl_grants *g)
 
 /* hlock_uring.c */
 void hl_ring_init(struct hl_file *f);
-void hl_ring_arm(struct hl_file *f, s64 timeout_ns);
+void hl_ring_arm(struct hl_file *f, s64 timeout_ns, unsigned int issue_flags);
 void hl_ring_disarm(struct hl_file *f);
 void hl_ring_post(struct io_uring_cmd *cmd, int res);
 void hl_ring_release(struct hl_file *f);

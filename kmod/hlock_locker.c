@@ -577,6 +577,7 @@ out_unlock:
  * hl_do_ring_lock() - A lock submitted through io_uring.
  * @f: The locker.
  * @cmd: Its command.
+ * @issue_flags: IO_URING_F_* of its issue, going on.
  * @buf: The path, NUL-terminated.
  * @len: Its length.
  * @mode: The mode for the last level.
@@ -590,8 +591,8 @@ out_unlock:
  * Return: -EIOCBQUEUED when it waits, else its result, as HLOCK_IOC_LOCK.
  */
 int hl_do_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
-		    const char *buf, unsigned int len, unsigned int mode,
-		    unsigned int flags, s64 timeout_ns)
+		    unsigned int issue_flags, const char *buf, unsigned int len,
+		    unsigned int mode, unsigned int flags, s64 timeout_ns)
 {
 	struct hl_grants g;
 	int ret;
@@ -604,7 +605,7 @@ int hl_do_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
 			ret = hl_lock_give_up(f, -EAGAIN, &g);
 		} else {
 			f->ring.cmd = cmd;
-			hl_ring_arm(f, timeout_ns);
+			hl_ring_arm(f, timeout_ns, issue_flags);
 			ret = -EIOCBQUEUED;
 		}
 	}

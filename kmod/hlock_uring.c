@@ -95,6 +95,19 @@ void hl_ring_post(struct io_uring_cmd *cmd, int res)
 }
 
 #ifdef HL_RING_CANCELABLE
+/*
+ * A lock that waits is cancelable: io_uring calls back at teardown, exec
+ * and exit.  Issued inline, the ring's lock is held and marking takes no
+ * lock, so it is done here, under the locker lock, only for the locks
+ * that wait; issued unlocked (io-wq), hl_uring_cmd() marked it before
+ * anyone could see it.
+ */
+static void hl_ring_mark(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	if (!(issue_flags & IO_URING_F_UNLOCKED))
+		io_uring_cmd_mark_cancelable(cmd, issue_flags);
+}
+
 static void hl_watch_add(struct hl_file *f)
 {
 }
@@ -110,6 +123,11 @@ void hl_ring_exit(void)
 {
 }
 #else
+/* io_uring cannot cancel a command: hl_watch_fn() stands in. */
+static void hl_ring_mark(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+}
+
 /* How often the watchdog looks, while locks are in flight. */
 #define HL_WATCH_PERIOD		(HZ / 10)
 /* Lockers it withdraws from per look at its list. */
@@ -248,12 +266,14 @@ void hl_ring_init(struct hl_file *f)
  * hl_ring_arm() - A lock through io_uring waits: time it, watch it.
  * @f: The locker, its command set.
  * @timeout_ns: Its timeout, positive, or negative for none.
+ * @issue_flags: IO_URING_F_* of the command's issue, going on.
  *
  * Context: f->lock held.
  */
-void hl_ring_arm(struct hl_file *f, s64 timeout_ns)
+void hl_ring_arm(struct hl_file *f, s64 timeout_ns, unsigned int issue_flags)
 {
 	lockdep_assert_held(&f->lock);
+	hl_ring_mark(f->ring.cmd, issue_flags);
 	f->ring.deadline = KTIME_MAX;
 	if (timeout_ns > 0) {
 		f->ring.deadline = ktime_add_ns(ktime_get(), timeout_ns);
@@ -293,29 +313,47 @@ void hl_ring_release(struct hl_file *f)
 }
 
 /*
- * The NUL-terminated path at @upath into @buf (@size bytes).  Return: its
- * length, -EFAULT, or @size when it does not fit.
+ * The NUL-terminated path at @u into @buf, @size bytes with the NUL, a
+ * byte at a time in one user-access window: most paths are short, and
+ * this spares them the object checks of strncpy_from_user().  Return: its
+ * length, @size when it does not fit, or -EFAULT.
  */
-static long hl_ring_get_path(char *buf, const char __user *upath, long size)
+static long hl_ring_get_path(char *buf, const char __user *u, long size)
 {
-	long n = strncpy_from_user(buf, upath, size);
+	long i;
 
-	return n < 0 ? -EFAULT : n;
+	/* A path at the top of the address space: the careful way. */
+	if (!user_access_begin(u, size)) {
+		i = strncpy_from_user(buf, u, size);
+		return i < 0 ? -EFAULT : i;
+	}
+	for (i = 0; i < size; i++) {
+		unsafe_get_user(buf[i], u + i, efault);
+		if (!buf[i])
+			break;
+	}
+	user_access_end();
+	return i;
+efault:
+	user_access_end();
+	return -EFAULT;
 }
 
 /* Lock, unlock or downgrade @path, @len bytes at @buf. */
 static int hl_ring_do(struct hl_file *f, struct io_uring_cmd *cmd,
-		      const char *buf, unsigned int len, unsigned int mode,
-		      unsigned int flags, s64 timeout_ns)
+		      unsigned int issue_flags, const char *buf,
+		      unsigned int len, unsigned int mode, unsigned int flags,
+		      s64 timeout_ns)
 {
 	if (cmd->cmd_op == HLOCK_IOC_LOCK)
-		return hl_do_ring_lock(f, cmd, buf, len, mode, flags,
-				       timeout_ns);
+		return hl_do_ring_lock(f, cmd, issue_flags, buf, len, mode,
+				       flags, timeout_ns);
 	return hl_do_path(f, cmd->cmd_op, buf, len, mode);
 }
 
 /* Check a command's arguments, read its path, do it. */
-static int hl_ring_issue(struct hl_file *f, struct io_uring_cmd *cmd)
+static int hl_ring_issue(struct hl_file *f, struct io_uring_cmd *cmd,
+			 unsigned int issue_flags)
 {
 	const struct hlock_uring_args *uargs = hl_ring_args(cmd);
 	char short_buf[HL_RING_SHORT_PATH] __uninitialized;
@@ -360,12 +398,14 @@ static int hl_ring_issue(struct hl_file *f, struct io_uring_cmd *cmd)
 		buf = kmalloc(HLOCK_PATH_MAX + 1, GFP_KERNEL);
 		if (!buf)
 			return -ENOMEM;
-		len = hl_ring_get_path(buf, upath, HLOCK_PATH_MAX + 1);
+		len = strncpy_from_user(buf, upath, HLOCK_PATH_MAX + 1);
+		if (len < 0)
+			len = -EFAULT;
 		if (len > HLOCK_PATH_MAX)
 			len = -ENAMETOOLONG;
 	}
-	ret = len < 0 ? len : hl_ring_do(f, cmd, buf, len, mode, flags,
-					 timeout_ns);
+	ret = len < 0 ? len : hl_ring_do(f, cmd, issue_flags, buf, len, mode,
+					 flags, timeout_ns);
 	if (buf != short_buf)
 		kfree(buf);
 	return ret;
@@ -385,6 +425,7 @@ static int hl_ring_issue(struct hl_file *f, struct io_uring_cmd *cmd)
 int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
 	struct hl_file *f = cmd->file->private_data;
+	bool marked = false;
 	int ret;
 
 #ifdef HL_RING_CANCELABLE
@@ -395,24 +436,24 @@ int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return 0;
 	}
 	/*
-	 * Marked before anyone can see it: once marked, it must be
-	 * completed through io_uring_cmd_done(), which unmarks it.
+	 * Issued unlocked, marking takes the ring's lock, never to be taken
+	 * under a locker lock: mark it now, before anyone can see it.
 	 */
-	if (cmd->cmd_op == HLOCK_IOC_LOCK)
+	if (cmd->cmd_op == HLOCK_IOC_LOCK && issue_flags & IO_URING_F_UNLOCKED) {
 		io_uring_cmd_mark_cancelable(cmd, issue_flags);
-	ret = hl_ring_issue(f, cmd);
-	if (ret == -EIOCBQUEUED || cmd->cmd_op != HLOCK_IOC_LOCK)
-		goto out;
-#else
-	ret = hl_ring_issue(f, cmd);
-	if (ret != -EAGAIN)
-		goto out;
+		marked = true;
+	}
 #endif
-	/* Not returned: -EAGAIN would send it to an io-wq worker. */
-	io_uring_cmd_done(cmd, ret, 0, issue_flags);
-	return -EIOCBQUEUED;
-out:
-	/* Unlock and downgrade never fail with -EAGAIN. */
-	WARN_ON_ONCE(ret == -EAGAIN);
+	ret = hl_ring_issue(f, cmd, issue_flags);
+	if (ret == -EIOCBQUEUED)
+		return ret;
+	/*
+	 * Once marked, only io_uring_cmd_done() unmarks it.  -EAGAIN is not
+	 * returned: io_uring would retry the command in an io-wq worker.
+	 */
+	if (marked || ret == -EAGAIN) {
+		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+		return -EIOCBQUEUED;
+	}
 	return ret;
 }
