@@ -9,6 +9,7 @@
  *   hlock_locker.c  lockers: lock, unlock, wait, continuations, close
  *   hlock_stats.c   statistics, the slow-wait log, tracepoints
  *   hlock_table.c   the lock table (HLOCK_IOC_TABLE) and debugfs
+ *   hlock_uring.c   lock, unlock and downgrade through io_uring
  *   hlock_main.c    the device, its ioctls, module parameters, init
  *
  * Lock order: hl_file.lock (a mutex, one per locker), then a head lock
@@ -20,6 +21,7 @@
 #ifndef _HLOCK_INTERNAL_H
 #define _HLOCK_INTERNAL_H
 
+#include <linux/hrtimer.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
 #include <linux/rhashtable.h>
@@ -103,6 +105,29 @@ struct hl_path {
 	u16 nlen[HL_MAX_LEVELS];
 };
 
+struct io_uring_cmd;
+
+/**
+ * struct hl_ring - A locker's lock in flight through io_uring
+ *	(hlock_uring.c).
+ * @cmd: Its command, from its submission until whoever ends it (the
+ *	continuation of its grant, its timer, an unlock of its path,
+ *	io_uring's cancel or the watchdog) takes it out, under the locker
+ *	lock: exactly one of them completes it.
+ * @deadline: When it times out; KTIME_MAX for never.
+ * @timer: Fires at @deadline.
+ * @expire: Ends it in process context once @timer fired.
+ * @watch: Entry in the watchdog's list while @cmd is set, on kernels
+ *	whose io_uring cannot cancel a driver's command (before 6.7).
+ */
+struct hl_ring {
+	struct io_uring_cmd *cmd;
+	ktime_t deadline;
+	struct hrtimer timer;
+	struct work_struct expire;
+	struct list_head watch;
+};
+
 /**
  * struct hl_file - A locker: one open file description of /dev/hlock.
  * @lk: The locker (hlock_core).
@@ -141,6 +166,7 @@ struct hl_path {
  *	since @heads_gen (hl_space_gen()): a lock call finds them there
  *	instead of looking them up again.
  * @heads_gen: The generation before they were looked up.
+ * @ring: Its lock in flight through io_uring, if any; under @lock.
  * @path: The path of the operation in flight or of the last one, parsed.
  * @pathbuf: That path, NUL-terminated.
  */
@@ -168,6 +194,7 @@ struct hl_file {
 	bool last_path;
 	unsigned int heads_nr;
 	unsigned long heads_gen;
+	struct hl_ring ring;
 	struct hl_path path;
 	char pathbuf[HLOCK_PATH_MAX + 1];
 };
@@ -214,8 +241,15 @@ void hl_file_put(struct hl_file *f);
 int hl_file_pid_ns(struct hl_file *f, struct pid_namespace *ns);
 int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 	       unsigned int mode, unsigned int flags, s64 timeout_ns);
-int hl_do_path(struct hl_file *f, unsigned int cmd, const char *buf,
+int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 	       unsigned int len, unsigned int mode);
+int hl_do_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
+		    unsigned int issue_flags, const char *buf, unsigned int len,
+		    unsigned int mode, unsigned int flags, s64 timeout_ns);
+struct io_uring_cmd *hl_do_ring_expire(struct hl_file *f, int *res);
+struct io_uring_cmd *hl_do_ring_cancel(struct hl_file *f,
+				       struct io_uring_cmd *cmd,
+				       bool (*doomed)(struct io_uring_cmd *cmd));
 int hl_do_wait(struct hl_file *f, s64 timeout_ns);
 bool hl_file_polled(struct hl_file *f);
 void hl_grants_continue(struct hl_grants *g);
@@ -231,6 +265,21 @@ static inline void hl_grants_run(struct hl_grants *g)
 {
 	if (!list_empty(&g->lockers))
 		hl_grants_continue(g);
+}
+
+/* hlock_uring.c */
+void hl_ring_init(struct hl_file *f);
+void hl_ring_arm(struct hl_file *f, s64 timeout_ns, unsigned int issue_flags);
+void hl_ring_disarm(struct hl_file *f);
+void hl_ring_post(struct io_uring_cmd *cmd, int res);
+void hl_ring_release(struct hl_file *f);
+int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+void hl_ring_exit(void);
+
+/* A mode a lock call may ask for. */
+static inline bool hl_mode_valid(unsigned int mode)
+{
+	return mode >= HLOCK_IS && mode <= HLOCK_X;
 }
 
 /* hlock_stats.c */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hlock: lockers.  One per open file of /dev/hlock, with a mutex of its
- * own: lock, unlock, downgrade, wait and close, the continuations of
- * operations a release granted, and the wait for a grant.
+ * own: lock (by ioctl or through io_uring), unlock, downgrade, wait and
+ * close, the continuations of operations a release granted, and the wait
+ * for a grant.
  *
  * A release, cancel or downgrade collects the lockers it granted in a
  * struct hl_grants while it holds head locks; once its own locker lock is
@@ -253,6 +254,39 @@ void hl_resched(void)
 	cond_resched();
 }
 
+/* Empty the slot after its operation was collected or undone. */
+static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
+{
+	/*
+	 * A granted path stays in f->path: unlock can find it there, and the
+	 * next lock call its resources.
+	 */
+	f->last_path = f->lk.op.state == HL_OP_GRANTED;
+	if (f->last_path)
+		f->heads_nr = f->lk.op.nr;
+	hl_op_finish(&f->lk, g);
+	WRITE_ONCE(f->granted, false);
+	f->async = false;
+	hl_slot_changed(f);
+}
+
+/*
+ * Take the ring's lock out of the slot, its operation over (granted,
+ * failed or withdrawn), and collect the slot.  Context: f->lock held.
+ * Return: the command, which the caller completes.
+ */
+static struct io_uring_cmd *hl_ring_take(struct hl_file *f,
+					 struct hl_grants *g)
+{
+	struct io_uring_cmd *cmd = f->ring.cmd;
+
+	lockdep_assert_held(&f->lock);
+	hl_ring_disarm(f);
+	f->ring.cmd = NULL;
+	hl_op_clear(f, g);
+	return cmd;
+}
+
 /**
  * hl_grants_continue() - Continue the operations a caller's grant passes
  *	granted (see hl_grants_run()).
@@ -267,6 +301,8 @@ void hl_grants_continue(struct hl_grants *g)
 							struct hl_locker,
 							grant_node);
 		struct hl_file *f = hl_file_of(lk);
+		struct io_uring_cmd *cmd;
+		int ret;
 
 		list_del_init(&lk->grant_node);
 		/* From here a new grant queues the locker again. */
@@ -279,8 +315,13 @@ void hl_grants_continue(struct hl_grants *g)
 		 */
 		smp_mb__after_atomic();
 		mutex_lock(&f->lock);
-		hl_op_continue(lk, g);
+		ret = hl_op_continue(lk, g);
+		/* A lock through io_uring is collected as soon as it ends. */
+		cmd = f->ring.cmd && ret != -EINPROGRESS ? hl_ring_take(f, g) :
+			NULL;
 		hl_file_unlock(f);
+		if (cmd)
+			hl_ring_post(cmd, ret);
 		hl_file_put(f);
 	}
 }
@@ -316,22 +357,6 @@ static int hl_wait_slot(struct hl_file *f, unsigned int seen, ktime_t deadline)
 static ktime_t hl_deadline(s64 timeout_ns)
 {
 	return timeout_ns < 0 ? KTIME_MAX : ktime_add_ns(ktime_get(), timeout_ns);
-}
-
-/* Empty the slot after its operation was collected or undone. */
-static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
-{
-	/*
-	 * A granted path stays in f->path: unlock can find it there, and the
-	 * next lock call its resources.
-	 */
-	f->last_path = f->lk.op.state == HL_OP_GRANTED;
-	if (f->last_path)
-		f->heads_nr = f->lk.op.nr;
-	hl_op_finish(&f->lk, g);
-	WRITE_ONCE(f->granted, false);
-	f->async = false;
-	hl_slot_changed(f);
 }
 
 /* Withdraw a queued operation on request of its locker, and count it. */
@@ -426,6 +451,61 @@ static const struct hl_path *hl_file_path(struct hl_file *f, const char *buf,
 	return ret ? ERR_PTR(ret) : tmp;
 }
 
+/*
+ * Start a lock call in the locker's slot: claim it, keep the path, start
+ * the operation.  A try (timeout 0, not async) gives up rather than
+ * wait, so it needs no deadlock search.  Context: f->lock held.  Return: 0 when granted at
+ * once, or an error, with the slot emptied; -EINPROGRESS when a level
+ * waits, the slot holding the operation.
+ */
+static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
+			 unsigned int mode, unsigned int flags, s64 timeout_ns,
+			 struct hl_grants *g)
+{
+	struct hl_path tmp __uninitialized;
+	struct hl_locker *lk = &f->lk;
+	const struct hl_path *p;
+	int ret;
+
+	lockdep_assert_held(&f->lock);
+	/* Only the privileged jump queues (hl_file_open()). */
+	if (flags & (HLOCK_F_FRONT | HLOCK_F_COMPAT_FIRST) && !f->may_jump)
+		return -EPERM;
+	p = hl_file_path(f, buf, len, &tmp);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+	ret = hl_op_claim(lk, p->nr, mode,
+			  flags | (f->may_jump ? HL_RF_MAY_JUMP : 0) |
+			  (!timeout_ns && !(flags & HLOCK_F_ASYNC) ?
+			   HL_RF_TRY : 0));
+	if (ret)
+		return ret;
+	lk->max_reqs = READ_ONCE(hl_max_locks);
+	hl_file_owner(f);
+	f->last_path = false;
+	hl_file_set_path(f, p, buf);
+	hl_trace_request(f, mode, flags, timeout_ns);
+	ret = hl_file_prepare(f);
+	if (!ret) {
+		f->waited = 0;
+		f->wait_level = HL_NO_WAIT;
+		ret = hl_op_start(lk, g);
+		if (ret == -EINPROGRESS)
+			return ret;
+	}
+	hl_op_clear(f, g);
+	return ret;
+}
+
+/* A try gave up: withdraw its operation, count it.  f->lock held. */
+static int hl_lock_give_up(struct hl_file *f, int ret, struct hl_grants *g)
+{
+	hl_gave_up(f, f->lk.op.mode, ret);
+	hl_op_cancel(&f->lk, g);
+	hl_op_clear(f, g);
+	return ret;
+}
+
 /**
  * hl_do_lock() - HLOCK_IOC_LOCK.
  * @f: The locker.
@@ -441,50 +521,23 @@ static const struct hl_path *hl_file_path(struct hl_file *f, const char *buf,
 int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 	       unsigned int mode, unsigned int flags, s64 timeout_ns)
 {
-	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
-	const struct hl_path *p;
 	struct hl_grants g;
 	ktime_t deadline;
 	int ret;
 
-	/* Only the privileged jump queues (hl_file_open()). */
-	if (flags & (HLOCK_F_FRONT | HLOCK_F_COMPAT_FIRST) && !f->may_jump)
-		return -EPERM;
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	p = hl_file_path(f, buf, len, &tmp);
-	if (IS_ERR(p)) {
-		ret = PTR_ERR(p);
-		goto out_unlock;
-	}
-	ret = hl_op_claim(lk, p->nr, mode,
-			  flags | (f->may_jump ? HL_RF_MAY_JUMP : 0) |
-			  (!timeout_ns && !(flags & HLOCK_F_ASYNC) ?
-			   HL_RF_TRY : 0));
-	if (ret)
-		goto out_unlock;
-	lk->max_reqs = READ_ONCE(hl_max_locks);
-	hl_file_owner(f);
-	f->last_path = false;
-	hl_file_set_path(f, p, buf);
-	hl_trace_request(f, mode, flags, timeout_ns);
-	ret = hl_file_prepare(f);
-	if (ret)
-		goto out_clear;
-	f->waited = 0;
-	f->wait_level = HL_NO_WAIT;
-	ret = hl_op_start(lk, &g);
+	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, &g);
 	if (ret != -EINPROGRESS)
-		goto out_clear;
+		goto out_unlock;
 	if (flags & HLOCK_F_ASYNC) {
 		f->async = true;
 		goto out_unlock;
 	}
 	if (!timeout_ns) {
-		ret = -EAGAIN;
-		hl_gave_up(f, mode, ret);
-		goto out_cancel;
+		ret = hl_lock_give_up(f, -EAGAIN, &g);
+		goto out_unlock;
 	}
 	deadline = hl_deadline(timeout_ns);
 	/*
@@ -510,15 +563,119 @@ int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 			goto out_clear;
 		}
 	} while (!ret);
-	hl_gave_up(f, mode, ret);
-out_cancel:
-	hl_op_cancel(lk, &g);
+	ret = hl_lock_give_up(f, ret, &g);
+	goto out_unlock;
 out_clear:
 	hl_op_clear(f, &g);
 out_unlock:
 	hl_file_unlock(f);
 	hl_grants_run(&g);
 	return ret;
+}
+
+/**
+ * hl_do_ring_lock() - A lock submitted through io_uring.
+ * @f: The locker.
+ * @cmd: Its command.
+ * @issue_flags: IO_URING_F_* of its issue, going on.
+ * @buf: The path, NUL-terminated.
+ * @len: Its length.
+ * @mode: The mode for the last level.
+ * @flags: HLOCK_F_*, HLOCK_F_ASYNC not among them.
+ * @timeout_ns: As in struct hlock_lock_args.
+ *
+ * A lock that must wait stays in the slot with @cmd: whoever ends it
+ * later takes @cmd out under the locker lock and completes it.
+ *
+ * Context: process context, may sleep.
+ * Return: -EIOCBQUEUED when it waits, else its result, as HLOCK_IOC_LOCK.
+ */
+int hl_do_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
+		    unsigned int issue_flags, const char *buf, unsigned int len,
+		    unsigned int mode, unsigned int flags, s64 timeout_ns)
+{
+	struct hl_grants g;
+	int ret;
+
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, &g);
+	if (ret == -EINPROGRESS) {
+		if (!timeout_ns) {
+			ret = hl_lock_give_up(f, -EAGAIN, &g);
+		} else {
+			f->ring.cmd = cmd;
+			hl_ring_arm(f, timeout_ns, issue_flags);
+			ret = -EIOCBQUEUED;
+		}
+	}
+	hl_file_unlock(f);
+	hl_grants_run(&g);
+	return ret;
+}
+
+/**
+ * hl_do_ring_expire() - End the ring's lock in flight if it timed out.
+ * @f: The locker.
+ * @res: Set to the result to complete the command with.
+ *
+ * A grant that raced with the timeout wins.
+ *
+ * Context: process context, may sleep.
+ * Return: the command, which the caller completes, or NULL when no lock
+ * in flight is past its deadline.
+ */
+struct io_uring_cmd *hl_do_ring_expire(struct hl_file *f, int *res)
+{
+	struct io_uring_cmd *cmd = NULL;
+	struct hl_grants g;
+
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	if (f->ring.cmd && ktime_compare(ktime_get(), f->ring.deadline) >= 0) {
+		*res = hl_op_continue(&f->lk, &g);
+		if (*res == -EINPROGRESS) {
+			*res = -ETIMEDOUT;
+			hl_gave_up(f, f->lk.op.mode, *res);
+			hl_op_cancel(&f->lk, &g);
+		}
+		cmd = hl_ring_take(f, &g);
+	}
+	hl_file_unlock(f);
+	hl_grants_run(&g);
+	return cmd;
+}
+
+/**
+ * hl_do_ring_cancel() - Withdraw the ring's lock in flight.
+ * @f: The locker.
+ * @cmd: The command to withdraw, or NULL for whichever is in flight if
+ *	@doomed says so.
+ * @doomed: Whether a command's submitter or ring is going away.
+ *
+ * Context: process context, may sleep.
+ * Return: the command withdrawn, which the caller completes with
+ * -ECANCELED, or NULL.
+ */
+struct io_uring_cmd *hl_do_ring_cancel(struct hl_file *f,
+				       struct io_uring_cmd *cmd,
+				       bool (*doomed)(struct io_uring_cmd *cmd))
+{
+	struct io_uring_cmd *c;
+	struct hl_grants g;
+
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	c = f->ring.cmd;
+	if (c && (cmd ? c == cmd : doomed(c))) {
+		hl_op_cancel_counted(f, HLOCK_CANCEL_RING, &g);
+		hl_ring_take(f, &g);
+	} else {
+		c = NULL;
+	}
+	hl_file_unlock(f);
+	hl_grants_run(&g);
+	return c;
 }
 
 /**
@@ -610,7 +767,7 @@ static struct hl_head *hl_file_find(struct hl_file *f, const struct hl_path *p,
 /**
  * hl_do_path() - HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE, HLOCK_IOC_HELD.
  * @f: The locker.
- * @cmd: The command.
+ * @op: The command.
  * @buf: The path.
  * @len: Its length.
  * @mode: The mode of HLOCK_IOC_DOWNGRADE.
@@ -618,11 +775,12 @@ static struct hl_head *hl_file_find(struct hl_file *f, const struct hl_path *p,
  * Context: process context, may sleep.
  * Return: as the command.
  */
-int hl_do_path(struct hl_file *f, unsigned int cmd, const char *buf,
+int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 	       unsigned int len, unsigned int mode)
 {
 	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
+	struct io_uring_cmd *cmd = NULL;
 	const struct hl_path *p;
 	struct hl_grants g;
 	struct hl_head *h;
@@ -635,16 +793,20 @@ int hl_do_path(struct hl_file *f, unsigned int cmd, const char *buf,
 		ret = PTR_ERR(p);
 		goto out_unlock;
 	}
-	on = cmd == HLOCK_IOC_HELD || lk->op.state == HL_OP_IDLE ? 0 :
+	on = op == HLOCK_IOC_HELD || lk->op.state == HL_OP_IDLE ? 0 :
 	     hl_on_path(f, p, buf);
 	if (on) {
 		/* Unlocking the target cancels the queued request. */
-		if (cmd != HLOCK_IOC_UNLOCK || !f->async || on != 2) {
+		if (op != HLOCK_IOC_UNLOCK || !(f->async || f->ring.cmd) ||
+		    on != 2) {
 			ret = -EBUSY;
 			goto out_unlock;
 		}
 		hl_op_cancel_counted(f, HLOCK_CANCEL_UNLOCK, &g);
-		hl_op_clear(f, &g);
+		if (f->ring.cmd)
+			cmd = hl_ring_take(f, &g);
+		else
+			hl_op_clear(f, &g);
 		rcu_read_lock();
 		h = hl_path_find(f->root, p, buf);
 		ret = h ? hl_held(lk, h) : HLOCK_NL;
@@ -662,11 +824,11 @@ int hl_do_path(struct hl_file *f, unsigned int cmd, const char *buf,
 	 */
 	rcu_read_lock();
 	h = hl_file_find(f, p, buf);
-	if (cmd == HLOCK_IOC_HELD)
+	if (op == HLOCK_IOC_HELD)
 		ret = h ? hl_held(lk, h) : HLOCK_NL;
 	else if (!h)
 		ret = -ENOENT;
-	else if (cmd == HLOCK_IOC_UNLOCK)
+	else if (op == HLOCK_IOC_UNLOCK)
 		ret = hl_unlock(lk, h, &g);
 	else
 		ret = hl_downgrade(lk, h, mode, &g);
@@ -674,6 +836,8 @@ int hl_do_path(struct hl_file *f, unsigned int cmd, const char *buf,
 out_unlock:
 	hl_file_unlock(f);
 	hl_grants_run(&g);
+	if (cmd)
+		hl_ring_post(cmd, -ECANCELED);
 	return ret;
 }
 
@@ -719,6 +883,7 @@ int hl_file_open(struct file *file)
 	mutex_init(&f->lock);
 	refcount_set(&f->ref, 1);
 	init_waitqueue_head(&f->wq);
+	hl_ring_init(f);
 	RCU_INIT_POINTER(f->owner, get_pid(task_tgid(current)));
 	get_task_comm(f->comm, current);
 	f->wait_level = HL_NO_WAIT;
@@ -765,6 +930,9 @@ void hl_file_release(struct hl_file *f)
 	struct hl_grants g;
 
 	hl_grants_init(&g);
+	/* A lock in flight through io_uring keeps the file open. */
+	WARN_ON_ONCE(f->ring.cmd);
+	hl_ring_release(f);
 	/* Out of the lock table first: nobody may look at it while it goes. */
 	xa_erase(&f->ns->lockers, f->id);
 	mutex_lock(&f->lock);

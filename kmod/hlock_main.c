@@ -156,11 +156,6 @@ efault:
 	return -EFAULT;
 }
 
-static bool hl_mode_valid(unsigned int mode)
-{
-	return mode >= HLOCK_IS && mode <= HLOCK_X;
-}
-
 /*
  * Copy and check the arguments of a path ioctl; then do it.  @cmd is the
  * command as this module defines it, @usize the size the caller's command
@@ -293,6 +288,7 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 	info.path_max = HLOCK_PATH_MAX;
 	info.flags = HLOCK_F_ALL;
 	info.grant_policy = hl_grant_policy();
+	info.features = HLOCK_FEAT_URING;
 	if (copy_to_user(uarg, &info, n))
 		return -EFAULT;
 	if (usize > n && clear_user(uarg + n, usize - n))
@@ -388,6 +384,7 @@ static const struct file_operations hl_fops = {
 	.unlocked_ioctl = hl_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.poll = hl_poll,
+	.uring_cmd = hl_uring_cmd,
 };
 
 static struct miscdevice hl_misc = {
@@ -406,6 +403,7 @@ static int __init hl_init(void)
 	BUILD_BUG_ON(sizeof(struct hlock_info) != 56);
 	BUILD_BUG_ON(sizeof(struct hlock_stats_args) != 40);
 	BUILD_BUG_ON(sizeof(struct hlock_table_args) != 48);
+	BUILD_BUG_ON(sizeof(struct hlock_uring_args) != 16);
 	BUILD_BUG_ON(sizeof(struct hlock_lock_record) != 96);
 	BUILD_BUG_ON(HLOCK_PATH_MAX != 2047);
 	/* struct hl_path keeps offsets in a u16. */
@@ -435,6 +433,7 @@ static void __exit hl_exit(void)
 {
 	hl_debugfs_exit();
 	misc_deregister(&hl_misc);
+	hl_ring_exit();
 	/* Every file is closed: every locker and resource can go. */
 	hl_ns_exit();
 	hl_space_exit();

@@ -227,9 +227,10 @@ void hl_gave_up(struct hl_file *f, unsigned int mode, int ret)
 }
 
 /**
- * hl_note_cancel() - A queued request is withdrawn by unlock or close.
+ * hl_note_cancel() - A queued request is withdrawn by unlock, close or
+ *	its ring going away.
  * @f: The locker.
- * @why: HLOCK_CANCEL_UNLOCK or HLOCK_CANCEL_CLOSE.
+ * @why: HLOCK_CANCEL_UNLOCK, HLOCK_CANCEL_CLOSE or HLOCK_CANCEL_RING.
  *
  * Context: the locker lock held.
  */

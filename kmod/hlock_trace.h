@@ -116,8 +116,12 @@ DEFINE_EVENT(hlock_path_class, hlock_timeout,
 #define HLOCK_CANCEL_UNLOCK	0
 #define HLOCK_CANCEL_CLOSE	1
 #define HLOCK_CANCEL_SIGNAL	2
+#define HLOCK_CANCEL_RING	3	/* ring teardown, exec (io_uring) */
 
-/* A queued lock call was withdrawn: by unlock, close or a signal. */
+/*
+ * A queued lock call was withdrawn: by unlock, close, a signal, or its
+ * ring going away.
+ */
 TRACE_EVENT(hlock_cancel,
 	TP_PROTO(int pid, const char *path, unsigned int mode,
 		 unsigned int why),
@@ -139,7 +143,8 @@ TRACE_EVENT(hlock_cancel,
 		  __print_symbolic(__entry->why,
 				   { HLOCK_CANCEL_UNLOCK, "unlock" },
 				   { HLOCK_CANCEL_CLOSE, "close" },
-				   { HLOCK_CANCEL_SIGNAL, "signal" }))
+				   { HLOCK_CANCEL_SIGNAL, "signal" },
+				   { HLOCK_CANCEL_RING, "ring" }))
 );
 
 #endif /* _HLOCK_TRACE_H */

@@ -11,7 +11,8 @@
  *
  * The CQE's res is what hlock_lock(), hlock_unlock() or hlock_downgrade()
  * would return, and -ECANCELED for a waiting lock withdrawn by an unlock
- * of its path, the ring's teardown or its submitter's exit.  A lock that
+ * of its path, the ring's teardown (its last close, as when its process
+ * exits) or its submitter's exec.  A lock that
  * waits completes when it is granted or times out.  The path must stay
  * valid until io_uring_submit() returns; nothing else is read later.
  *

@@ -52,18 +52,9 @@ static long long deadlocks(int fd)
 /* Requests waiting (or converting) in the lock space, from its table. */
 static int waiting(int fd)
 {
-	const struct hlock_lock_record *rec;
-	void *buf = NULL;
-	int n, i, w = 0;
+	int w, n = table_count_if(fd, record_waits, NULL, &w);
 
-	n = hlock_table_alloc(fd, &buf);
-	if (n < 0)
-		return n;
-	rec = buf;
-	for (i = 0; i < n; i++, rec = hlock_record_next(rec))
-		w += rec->state != HLOCK_STATE_GRANTED;
-	free(buf);
-	return w;
+	return n < 0 ? n : w;
 }
 
 FIXTURE(dl) {

@@ -211,4 +211,36 @@ static inline long debugfs_figure(const char *name)
 	return -1;
 }
 
+/*
+ * The lock table of @fd's lock space: its number of records, or -errno;
+ * and in *@matched how many of them @match (called with @arg) accepts.
+ */
+static inline int table_count_if(int fd,
+				 bool (*match)(const struct hlock_lock_record *,
+					       const void *),
+				 const void *arg, int *matched)
+{
+	const struct hlock_lock_record *rec;
+	void *buf = NULL;
+	int i, n;
+
+	*matched = 0;
+	n = hlock_table_alloc(fd, &buf);
+	if (n < 0)
+		return n;
+	rec = buf;
+	for (i = 0; i < n; i++, rec = hlock_record_next(rec))
+		*matched += match(rec, arg);
+	free(buf);
+	return n;
+}
+
+/* A record that waits or converts (for table_count_if()). */
+static inline bool record_waits(const struct hlock_lock_record *rec,
+				const void *arg)
+{
+	(void)arg;
+	return rec->state != HLOCK_STATE_GRANTED;
+}
+
 #endif /* HLOCK_HELPERS_H */

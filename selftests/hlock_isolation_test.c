@@ -48,23 +48,15 @@ static unsigned long ipc_ns_inum(void)
 	return st.st_ino;
 }
 
+static bool record_names(const struct hlock_lock_record *rec, const void *path)
+{
+	return !strcmp(hlock_record_path(rec), path);
+}
+
 /* Records in @fd's lock table, and how many name @path. */
 static int table_count(int fd, const char *path, int *named)
 {
-	const struct hlock_lock_record *rec;
-	void *buf = NULL;
-	int n, i;
-
-	n = hlock_table_alloc(fd, &buf);
-	if (n < 0)
-		return n;
-	*named = 0;
-	rec = buf;
-	for (i = 0; i < n; i++, rec = hlock_record_next(rec))
-		if (!strcmp(hlock_record_path(rec), path))
-			(*named)++;
-	free(buf);
-	return n;
+	return table_count_if(fd, record_names, path, named);
 }
 
 /* Drop CAP_SYS_NICE from every set of this process.  Return: 0 or -errno. */

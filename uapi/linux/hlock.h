@@ -168,7 +168,8 @@ struct hlock_level_stats {
  * @timeouts: Lock calls that gave up: timeouts, and tries that would
  *	have waited.
  * @interrupts: Waits interrupted by a signal.
- * @cancels: Queued requests withdrawn by HLOCK_IOC_UNLOCK or close.
+ * @cancels: Queued requests withdrawn by HLOCK_IOC_UNLOCK, close, or
+ *	their ring's teardown or submitter's exec (io_uring).
  * @deadlocks: Lock calls refused with EDEADLK: their wait would have
  *	closed a cycle of waits.
  *
@@ -279,8 +280,10 @@ struct hlock_table_args {
  * SQE (sqe->cmd, where addr3 lies) a struct hlock_uring_args.  The path is
  * read while the SQE is submitted.  The CQE's res is what the ioctl would
  * return (or -errno), and for a lock -ECANCELED when the request was
- * withdrawn by an unlock of its path, the ring's teardown or the exit of
- * its submitter.  A lock that must wait completes when it is granted,
+ * withdrawn by an unlock of its path, by the ring's teardown (its last
+ * close, as when its process exits or is killed) or by an exec of its
+ * submitter.  A thread that exits alone leaves its locks queued, as
+ * io_uring leaves its other requests.  A lock that must wait completes when it is granted,
  * times out or fails; no thread waits for it.  HLOCK_F_ASYNC is -EINVAL
  * there: the ring is the asynchronous path.  IORING_OP_ASYNC_CANCEL
  * cannot reach a waiting lock: unlock its path instead.

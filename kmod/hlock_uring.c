@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock: lock, unlock and downgrade submitted through io_uring
+ * (IORING_OP_URING_CMD, the argument in the SQE's 16 command bytes).
+ *
+ * A lock SQE starts its operation as HLOCK_IOC_LOCK does, in the
+ * submitter's context.  One granted or refused at once completes there;
+ * one that must wait stays in its locker's slot with its command
+ * (hl_ring.cmd) and returns -EIOCBQUEUED, so that no thread waits for it.
+ * Whoever ends it later takes the command out under the locker lock:
+ *
+ *   - the continuation of the release that granted it (hl_grants_run()),
+ *   - its timer, through a work item (hl_do_ring_expire()),
+ *   - an unlock of its path, through the ring or the ioctl,
+ *   - io_uring's cancel at ring teardown (the last close of the ring, as
+ *     when its process exits or is killed) or exec: a command marked
+ *     cancelable gets ->uring_cmd() with IO_URING_F_CANCEL (6.7 and
+ *     later),
+ *   - before 6.7, where io_uring cannot cancel a driver's command and a
+ *     pending one would hold its ring (and exec, and an exiting SQPOLL
+ *     thread) for ever, a watchdog that withdraws the locks io_uring
+ *     waits for, or whose ring was closed.
+ *
+ * A thread that exits alone leaves its locks queued, as io_uring leaves
+ * its other requests: they complete when granted (or their ring goes).
+ *
+ * Exactly one of them completes the command, through task work in the
+ * submitter's context (hl_ring_post()).  A handler never returns -EAGAIN:
+ * io_uring would retry the command in an io-wq worker.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+
+/*
+ * Kbuild defines HL_RING_CANCELABLE when the kernel has
+ * <linux/io_uring/cmd.h> (6.7 and later): whole SQEs for drivers, and
+ * commands io_uring cancels.  Without it, this is 6.1.y's interface.
+ */
+#ifdef HL_RING_CANCELABLE
+#include <linux/io_uring/cmd.h>
+#else
+#include <linux/io_uring.h>
+/* The watchdog reads the request's task and ring (cmd_to_io_kiocb()). */
+#include <linux/io_uring_types.h>
+#include <linux/percpu-refcount.h>
+#include <linux/sched/signal.h>
+#endif
+
+#include "hlock_internal.h"
+
+/* Paths up to this long are read onto the stack. */
+#define HL_RING_SHORT_PATH	128
+
+/* What a command keeps in its pdu until its task work completes it. */
+struct hl_ring_pdu {
+	int res;
+};
+
+static struct hl_ring_pdu *hl_ring_pdu(struct io_uring_cmd *cmd)
+{
+	BUILD_BUG_ON(sizeof(struct hl_ring_pdu) > sizeof(cmd->pdu));
+	return (struct hl_ring_pdu *)cmd->pdu;
+}
+
+/* The command's bytes in its SQE; copied before the handler returns. */
+static const struct hlock_uring_args *hl_ring_args(struct io_uring_cmd *cmd)
+{
+#ifdef HL_RING_CANCELABLE
+	return io_uring_sqe_cmd(cmd->sqe);
+#else
+	return cmd->cmd;
+#endif
+}
+
+static void hl_ring_tw(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	io_uring_cmd_done(cmd, hl_ring_pdu(cmd)->res, 0, issue_flags);
+}
+
+/**
+ * hl_ring_post() - Complete a command taken out of its locker.
+ * @cmd: The command.
+ * @res: The CQE's result.
+ *
+ * The CQE is posted by task work in the submitter's context (or, once it
+ * exited, io_uring's fallback worker).  @cmd is not touched afterwards.
+ *
+ * Context: any; no hlock lock need be dropped.
+ */
+void hl_ring_post(struct io_uring_cmd *cmd, int res)
+{
+	hl_ring_pdu(cmd)->res = res;
+	io_uring_cmd_complete_in_task(cmd, hl_ring_tw);
+}
+
+#ifdef HL_RING_CANCELABLE
+/*
+ * A lock that waits is cancelable: io_uring calls back at teardown, exec
+ * and exit.  Issued inline, the ring's lock is held and marking takes no
+ * lock, so it is done here, under the locker lock, only for the locks
+ * that wait; issued unlocked (io-wq), hl_uring_cmd() marked it before
+ * anyone could see it.
+ */
+static void hl_ring_mark(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	if (!(issue_flags & IO_URING_F_UNLOCKED))
+		io_uring_cmd_mark_cancelable(cmd, issue_flags);
+}
+
+static void hl_watch_add(struct hl_file *f)
+{
+}
+
+static void hl_watch_del(struct hl_file *f)
+{
+}
+
+/**
+ * hl_ring_exit() - The module goes: nothing of the ring glue may run.
+ */
+void hl_ring_exit(void)
+{
+}
+#else
+/* io_uring cannot cancel a command: hl_watch_fn() stands in. */
+static void hl_ring_mark(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+}
+
+/* How often the watchdog looks, while locks are in flight. */
+#define HL_WATCH_PERIOD		(HZ / 10)
+/* Lockers it withdraws from per look at its list. */
+#define HL_WATCH_BATCH		32
+
+/* The lockers with a lock in flight (hl_ring.watch), under hl_watch_lock. */
+static LIST_HEAD(hl_watch_list);
+static DEFINE_MUTEX(hl_watch_lock);
+static void hl_watch_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(hl_watch_work, hl_watch_fn);
+
+/*
+ * Whether io_uring waits for @cmd to complete, or its ring is closed:
+ * io_uring then counts on the driver, and would wait for ever (exec, an
+ * exiting SQPOLL thread) or keep the ring, the file and the module.
+ * io_uring_cancel_generic() marks its task (in_idle) while it waits, in
+ * exec, at an SQPOLL thread's exit and at every task's exit; a task's
+ * exit (PF_EXITING, set right after) does not wait, and its locks stay
+ * queued, as its other requests do, until granted or its ring goes.  The
+ * request keeps its task and ring, so their fields are there to read.
+ * Context: @cmd in flight (its locker lock or hl_watch_lock held).
+ */
+static bool hl_ring_doomed(struct io_uring_cmd *cmd)
+{
+	struct io_kiocb *req = cmd_to_io_kiocb(cmd);
+	struct task_struct *t = req->task;
+
+	return (t->io_uring && atomic_read(&t->io_uring->in_idle) &&
+		!(t->flags & PF_EXITING)) ||
+	       percpu_ref_is_dying(&req->ctx->refs);
+}
+
+/* @f has a lock in flight: watch it.  Context: f->lock held. */
+static void hl_watch_add(struct hl_file *f)
+{
+	lockdep_assert_held(&f->lock);
+	mutex_lock(&hl_watch_lock);
+	if (list_empty(&hl_watch_list))
+		schedule_delayed_work(&hl_watch_work, HL_WATCH_PERIOD);
+	list_add_tail(&f->ring.watch, &hl_watch_list);
+	mutex_unlock(&hl_watch_lock);
+}
+
+/* @f's lock in flight ended.  Context: f->lock held. */
+static void hl_watch_del(struct hl_file *f)
+{
+	lockdep_assert_held(&f->lock);
+	mutex_lock(&hl_watch_lock);
+	list_del_init(&f->ring.watch);
+	mutex_unlock(&hl_watch_lock);
+}
+
+/*
+ * Withdraw the locks in flight whose submitter or ring is going away, a
+ * batch at a time: the list is walked under a mutex (so with reschedules),
+ * the lockers found are withdrawn from with it dropped.
+ */
+static void hl_watch_fn(struct work_struct *work)
+{
+	struct hl_file *doomed[HL_WATCH_BATCH];
+	struct io_uring_cmd *cmd;
+	unsigned int n, i;
+	struct hl_file *f;
+	bool more;
+
+	do {
+		n = 0;
+		mutex_lock(&hl_watch_lock);
+		list_for_each_entry(f, &hl_watch_list, ring.watch) {
+			if (hl_ring_doomed(f->ring.cmd)) {
+				/* Its file is open while its lock is in flight. */
+				refcount_inc(&f->ref);
+				doomed[n++] = f;
+				if (n == HL_WATCH_BATCH)
+					break;
+			}
+			cond_resched();
+		}
+		more = !list_empty(&hl_watch_list);
+		mutex_unlock(&hl_watch_lock);
+		for (i = 0; i < n; i++) {
+			/* Looked at again under its lock: it may have ended. */
+			cmd = hl_do_ring_cancel(doomed[i], NULL, hl_ring_doomed);
+			if (cmd)
+				hl_ring_post(cmd, -ECANCELED);
+			hl_file_put(doomed[i]);
+		}
+	} while (n == HL_WATCH_BATCH);
+	if (more)
+		schedule_delayed_work(&hl_watch_work, HL_WATCH_PERIOD);
+}
+
+/**
+ * hl_ring_exit() - The module goes: stop the watchdog.
+ *
+ * Every file is closed, so no lock is in flight and the watchdog does not
+ * come back.
+ */
+void hl_ring_exit(void)
+{
+	cancel_delayed_work_sync(&hl_watch_work);
+}
+#endif /* HL_RING_CANCELABLE */
+
+static enum hrtimer_restart hl_ring_timer_fn(struct hrtimer *timer)
+{
+	struct hl_file *f = container_of(timer, struct hl_file, ring.timer);
+
+	/* The locker lock is a mutex: time out in process context. */
+	queue_work(system_wq, &f->ring.expire);
+	return HRTIMER_NORESTART;
+}
+
+static void hl_ring_expire_fn(struct work_struct *work)
+{
+	struct hl_file *f = container_of(work, struct hl_file, ring.expire);
+	struct io_uring_cmd *cmd;
+	int res;
+
+	/* Nothing, if its lock ended since the timer fired. */
+	cmd = hl_do_ring_expire(f, &res);
+	if (cmd)
+		hl_ring_post(cmd, res);
+}
+
+/**
+ * hl_ring_init() - Set up a new locker's io_uring state.
+ * @f: The locker.
+ */
+void hl_ring_init(struct hl_file *f)
+{
+	hrtimer_init(&f->ring.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	f->ring.timer.function = hl_ring_timer_fn;
+	INIT_WORK(&f->ring.expire, hl_ring_expire_fn);
+	INIT_LIST_HEAD(&f->ring.watch);
+}
+
+/**
+ * hl_ring_arm() - A lock through io_uring waits: time it, watch it.
+ * @f: The locker, its command set.
+ * @timeout_ns: Its timeout, positive, or negative for none.
+ * @issue_flags: IO_URING_F_* of the command's issue, going on.
+ *
+ * Context: f->lock held.
+ */
+void hl_ring_arm(struct hl_file *f, s64 timeout_ns, unsigned int issue_flags)
+{
+	lockdep_assert_held(&f->lock);
+	hl_ring_mark(f->ring.cmd, issue_flags);
+	f->ring.deadline = KTIME_MAX;
+	if (timeout_ns > 0) {
+		f->ring.deadline = ktime_add_ns(ktime_get(), timeout_ns);
+		hrtimer_start(&f->ring.timer, f->ring.deadline,
+			      HRTIMER_MODE_ABS);
+	}
+	hl_watch_add(f);
+}
+
+/**
+ * hl_ring_disarm() - A lock through io_uring ended.
+ * @f: The locker, its command still set.
+ *
+ * A timer already firing queues its work item, which finds nothing to
+ * do; hl_ring_release() waits for both.
+ *
+ * Context: f->lock held.
+ */
+void hl_ring_disarm(struct hl_file *f)
+{
+	lockdep_assert_held(&f->lock);
+	if (f->ring.deadline != KTIME_MAX)
+		hrtimer_try_to_cancel(&f->ring.timer);
+	hl_watch_del(f);
+}
+
+/**
+ * hl_ring_release() - A locker closes: its timer and work item stop.
+ * @f: The locker, no lock in flight (that would keep it open).
+ *
+ * Context: process context, no hlock lock held.
+ */
+void hl_ring_release(struct hl_file *f)
+{
+	hrtimer_cancel(&f->ring.timer);
+	cancel_work_sync(&f->ring.expire);
+}
+
+/*
+ * The NUL-terminated path at @u into @buf, @size bytes with the NUL, a
+ * byte at a time in one user-access window: most paths are short, and
+ * this spares them the object checks of strncpy_from_user().  Return: its
+ * length, @size when it does not fit, or -EFAULT.
+ */
+static long hl_ring_get_path(char *buf, const char __user *u, long size)
+{
+	long i;
+
+	/* A path at the top of the address space: the careful way. */
+	if (!user_access_begin(u, size)) {
+		i = strncpy_from_user(buf, u, size);
+		return i < 0 ? -EFAULT : i;
+	}
+	for (i = 0; i < size; i++) {
+		unsafe_get_user(buf[i], u + i, efault);
+		if (!buf[i])
+			break;
+	}
+	user_access_end();
+	return i;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/* Lock, unlock or downgrade @path, @len bytes at @buf. */
+static int hl_ring_do(struct hl_file *f, struct io_uring_cmd *cmd,
+		      unsigned int issue_flags, const char *buf,
+		      unsigned int len, unsigned int mode, unsigned int flags,
+		      s64 timeout_ns)
+{
+	if (cmd->cmd_op == HLOCK_IOC_LOCK)
+		return hl_do_ring_lock(f, cmd, issue_flags, buf, len, mode,
+				       flags, timeout_ns);
+	return hl_do_path(f, cmd->cmd_op, buf, len, mode);
+}
+
+/* Check a command's arguments, read its path, do it. */
+static int hl_ring_issue(struct hl_file *f, struct io_uring_cmd *cmd,
+			 unsigned int issue_flags)
+{
+	const struct hlock_uring_args *uargs = hl_ring_args(cmd);
+	char short_buf[HL_RING_SHORT_PATH] __uninitialized;
+	unsigned int mode, flags;
+	const char __user *upath;
+	s64 timeout_ns;
+	char *buf;
+	long len;
+	u64 op;
+	int ret;
+
+	/* The SQE is the submitter's to reuse: read it once. */
+	upath = u64_to_user_ptr(READ_ONCE(uargs->path));
+	op = READ_ONCE(uargs->op);
+	mode = op & HLOCK_URING_MODE_MASK;
+	flags = (op >> HLOCK_URING_FLAGS_SHIFT) & HLOCK_URING_FLAGS_MASK;
+	timeout_ns = (s64)op >> HLOCK_URING_TIMEOUT_SHIFT;
+	/* Registered buffers mean nothing here. */
+	if (cmd->flags & IORING_URING_CMD_FIXED)
+		return -EINVAL;
+	switch (cmd->cmd_op) {
+	case HLOCK_IOC_LOCK:
+		/* The ring is the asynchronous path. */
+		if (!hl_mode_valid(mode) ||
+		    flags & ~(HLOCK_F_ALL & ~HLOCK_F_ASYNC))
+			return -EINVAL;
+		break;
+	case HLOCK_IOC_DOWNGRADE:
+		if (!hl_mode_valid(mode) || flags || timeout_ns)
+			return -EINVAL;
+		break;
+	case HLOCK_IOC_UNLOCK:
+		if (mode || flags || timeout_ns)
+			return -EINVAL;
+		break;
+	default:
+		return -ENOTTY;
+	}
+	buf = short_buf;
+	len = hl_ring_get_path(buf, upath, sizeof(short_buf));
+	if (len == sizeof(short_buf)) {
+		buf = kmalloc(HLOCK_PATH_MAX + 1, GFP_KERNEL);
+		if (!buf)
+			return -ENOMEM;
+		len = strncpy_from_user(buf, upath, HLOCK_PATH_MAX + 1);
+		if (len < 0)
+			len = -EFAULT;
+		if (len > HLOCK_PATH_MAX)
+			len = -ENAMETOOLONG;
+	}
+	ret = len < 0 ? len : hl_ring_do(f, cmd, issue_flags, buf, len, mode,
+					 flags, timeout_ns);
+	if (buf != short_buf)
+		kfree(buf);
+	return ret;
+}
+
+/**
+ * hl_uring_cmd() - The device's ->uring_cmd: HLOCK_IOC_LOCK,
+ *	HLOCK_IOC_UNLOCK and HLOCK_IOC_DOWNGRADE through io_uring.
+ * @cmd: The command.
+ * @issue_flags: IO_URING_F_* of this call.
+ *
+ * Context: process context (the submitter, its SQPOLL thread, an io-wq
+ * worker, or io_uring's cancel), may sleep.
+ * Return: the result to post, or -EIOCBQUEUED when the command is
+ * completed later (or was already, through io_uring_cmd_done()).
+ */
+int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct hl_file *f = cmd->file->private_data;
+	bool marked = false;
+	int ret;
+
+#ifdef HL_RING_CANCELABLE
+	if (issue_flags & IO_URING_F_CANCEL) {
+		/*
+		 * Ring teardown or exec: withdraw it if it still waits.  Its
+		 * CQE goes through task work, as every other: completed here,
+		 * a DEFER_TASKRUN ring's CQE would be posted by io_uring's
+		 * exit worker, not its submitter, which io_uring forbids.
+		 */
+		if (hl_do_ring_cancel(f, cmd, NULL))
+			hl_ring_post(cmd, -ECANCELED);
+		return 0;
+	}
+	/*
+	 * Issued unlocked, marking takes the ring's lock, never to be taken
+	 * under a locker lock: mark it now, before anyone can see it.
+	 */
+	if (cmd->cmd_op == HLOCK_IOC_LOCK && issue_flags & IO_URING_F_UNLOCKED) {
+		io_uring_cmd_mark_cancelable(cmd, issue_flags);
+		marked = true;
+	}
+#endif
+	ret = hl_ring_issue(f, cmd, issue_flags);
+	if (ret == -EIOCBQUEUED)
+		return ret;
+	/*
+	 * Once marked, only io_uring_cmd_done() unmarks it.  -EAGAIN is not
+	 * returned: io_uring would retry the command in an io-wq worker.
+	 */
+	if (marked || ret == -EAGAIN) {
+		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+		return -EIOCBQUEUED;
+	}
+	return ret;
+}
