@@ -233,9 +233,9 @@ struct locker {
 	int fd;
 	/*
 	 * K_URING: a ring and @batch lockers, the i-th on obj followed by i
-	 * (uring_open()).
+	 * (uring_open()); @nop: IORING_OP_NOPs instead of their locks.
 	 */
-	int batch;
+	int batch, nop;
 	struct io_uring ring;
 	int fds[MAX_BATCH];
 	char paths[MAX_BATCH][16];
@@ -453,9 +453,10 @@ static void lk_unlock(struct locker *l)
 
 /*
  * K_URING: open a ring and @batch lockers, the i-th to lock the path
- * l->obj followed by i ("db/c" gives "db/c0", "db/c1", ...).
+ * l->obj followed by i ("db/c" gives "db/c0", "db/c1", ...); or, if
+ * @nop, to submit NOPs instead.
  */
-static void uring_open(struct locker *l, int batch)
+static void uring_open(struct locker *l, int batch, int nop)
 {
 	int i, ret;
 
@@ -465,6 +466,7 @@ static void uring_open(struct locker *l, int batch)
 	if (ret)
 		die("io_uring_queue_init: %s", strerror(-ret));
 	l->batch = batch;
+	l->nop = nop;
 	for (i = 0; i < batch; i++) {
 		snprintf(l->paths[i], sizeof(l->paths[i]), "%s%d", l->obj, i);
 		l->fds[i] = hlock_open();
@@ -484,9 +486,9 @@ static void uring_close(struct locker *l)
 }
 
 /*
- * K_URING: each locker's lock (X, a try) or unlock as one SQE, all of
- * them in one submit that waits for their CQEs; dies unless every CQE
- * says 0 (granted; no acquisition left).
+ * K_URING: each locker's lock (X, a try) or unlock as one SQE, or as
+ * many NOPs, all of them in one submit that waits for their CQEs; dies
+ * unless every CQE says 0 (granted; no acquisition left).
  */
 static void uring_batch(struct locker *l, int lock)
 {
@@ -497,7 +499,9 @@ static void uring_batch(struct locker *l, int lock)
 	for (i = 0; i < l->batch; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
 
-		if (lock)
+		if (l->nop)
+			io_uring_prep_nop(sqe);
+		else if (lock)
 			hlock_prep_lock(sqe, l->fds[i], l->paths[i], HLOCK_X,
 					0, 0);
 		else
@@ -806,6 +810,7 @@ enum { SINGLE, HANDOFF };
 #define C_STATS_OFF	(1 << 0)	/* run with the module's stats off */
 #define C_HELD		(1 << 1)	/* its locker holds many resources */
 #define C_DETECT_OFF	(1 << 2)	/* run with deadlock detection off */
+#define C_NOP		(1 << 3)	/* io_uring: NOPs, the ring's own cost */
 
 struct cand {
 	const char *what;	/* the row */
@@ -848,6 +853,9 @@ static struct cand cands[] = {
 	URING_CAND(1),
 	URING_CAND(8),
 	URING_CAND(32),
+	{ .section = SINGLE, .what = "io_uring 2 NOPs, batch of 32",
+	  .key = "uring_nop_b32", .kind = K_URING, .obj = "db/c", .batch = 32,
+	  .flags = C_NOP },
 	CAND(SINGLE, "flock LOCK_EX + LOCK_UN", "flock_pair", K_FLOCK, NULL,
 	     0),
 	CAND(SINGLE, "OFD lock (F_OFD_SETLK) pair", "ofd_pair", K_OFD,
@@ -971,7 +979,7 @@ static void cand_setup(struct cand *c, struct locker *l)
 	if (c->flags & C_STATS_OFF)
 		set_stats(0);
 	if (c->kind == K_URING)
-		uring_open(l, c->batch);
+		uring_open(l, c->batch, c->flags & C_NOP);
 	if (!(c->flags & C_HELD))
 		return;
 	for (k = 0; k < opt_held; k++) {
@@ -1107,7 +1115,8 @@ static void sections_1_2(void)
 	       "   interquartile range of the rounds over their median; 'holding many': its\n"
 	       "   locker also holds %ld resources held/N in S; each measurement is a new process;\n"
 	       "   io_uring, batch of B: B lockers lock X on db/c0..db/c<B-1>, B SQEs in one submit\n"
-	       "   that waits for their CQEs, then unlock them likewise; ns per lock+unlock pair)\n",
+	       "   that waits for their CQEs, then unlock them likewise; ns per lock+unlock pair;\n"
+	       "   2 NOPs: the same with IORING_OP_NOP, ns per 2 NOPs, what the ring itself costs)\n",
 	       opt_held);
 	printf("%-40s %10s %12s %12s %7s\n", "what", "ns/op", "x null-ioctl",
 	       "x flock", "spread");
@@ -1151,8 +1160,9 @@ static void sections_1_2(void)
 
 		if (c->kind != K_URING)
 			continue;
-		printf("  a pair through io_uring, %2d per submit / by ioctl:        %.3f\n",
-		       c->batch, median(c->xioctl, opt_rounds));
+		printf("  %s through io_uring, %2d per submit / a pair by ioctl: %.3f\n",
+		       c->flags & C_NOP ? "2 NOPs" : "a pair", c->batch,
+		       median(c->xioctl, opt_rounds));
 	}
 
 	/* The figures for scripts, after the tables. */
