@@ -12,9 +12,10 @@
  * The CQE's res is what hlock_lock(), hlock_unlock() or hlock_downgrade()
  * would return, and -ECANCELED for a waiting lock withdrawn by an unlock
  * of its path, the ring's teardown (its last close, as when its process
- * exits) or its submitter's exec.  A lock that
- * waits completes when it is granted or times out.  The path must stay
- * valid until io_uring_submit() returns; nothing else is read later.
+ * exits) or its submitter's exec.  A lock that waits completes when it is
+ * granted or times out.  The path is read when the SQE is issued: in
+ * io_uring_submit() on a plain ring, later on an SQPOLL ring or with
+ * IOSQE_ASYNC, so keep it valid until the CQE comes.
  *
  * Any ring works, e.g. io_uring_queue_init(entries, &ring, 0).  Whether
  * the running module supports them: hlock_info() sets HLOCK_FEAT_URING in
@@ -24,7 +25,6 @@
 #define LIBHLOCK_URING_H
 
 #include <stdint.h>
-#include <string.h>
 #include <liburing.h>
 #include <linux/hlock.h>
 
@@ -33,28 +33,26 @@ extern "C" {
 #endif
 
 /*
- * Fill @sqe with a hlock command: the whole SQE zeroed but for the opcode
- * and @fd, then the command number and its 16 command bytes.
+ * Fill @sqe with a hlock command: io_uring_prep_rw() sets the opcode and
+ * @fd and zeroes the other fields but user_data, zeroed here too; then
+ * the command number and its 16 command bytes (sqe->cmd, where addr3 and
+ * the pad after it lie).
  */
 static inline void hlock_prep_cmd(struct io_uring_sqe *sqe, int fd,
 				  unsigned int cmd, const char *path, int mode,
 				  unsigned int flags, int64_t timeout_ns)
 {
-	struct hlock_uring_args args;
-
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = fd;
-	sqe->cmd_op = cmd;
-	args.path = (uint64_t)(uintptr_t)path;
 	/* What does not fit is made invalid: the CQE says -EINVAL. */
 	if (mode < 0 || mode > (int)HLOCK_URING_MODE_MASK)
 		mode = (int)HLOCK_URING_MODE_MASK;
 	if (flags > HLOCK_URING_FLAGS_MASK)
 		flags = HLOCK_URING_FLAGS_MASK;
-	args.op = HLOCK_URING_OP(mode, flags, timeout_ns);
-	/* sqe->cmd is addr3 and the pad after it: 16 bytes. */
-	memcpy(&sqe->addr3, &args, sizeof(args));
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
+	sqe->user_data = 0;
+	/* After prep_rw, which zeroes off: cmd_op is its low half. */
+	sqe->cmd_op = cmd;
+	sqe->addr3 = (uint64_t)(uintptr_t)path;
+	sqe->__pad2[0] = HLOCK_URING_OP(mode, flags, timeout_ns);
 }
 
 /*
