@@ -31,7 +31,7 @@ LOCK_KEYS=command,pid,resource,mode,state,wait_ns,held_ns,blockers
 # diagnostics at the end.
 exec 3>&2 2>"$TMP/sh.err"
 
-NTESTS=33
+NTESTS=34
 n=0
 pass=0
 fail=0
@@ -472,6 +472,19 @@ t_ls_empty() {
 	[ -z "$out" ] || bad "printed '$out'"
 }
 
+# --- hlock-uring-demo ------------------------------------------------------
+
+# The io_uring example server: 200 clients through one ring, every check
+# of its own passed (exit 0), and nothing left locked after it.
+t_uring_demo() {
+	[ -x ./hlock-uring-demo ] || bad "no ./hlock-uring-demo" || return 1
+	./hlock-uring-demo -n 200 -t 10 >"$OUT" 2>"$ERR"
+	expect_rc 0 $? "hlock-uring-demo -n 200 -t 10" || return 1
+	out=$($L -n 2>"$ERR")
+	expect_rc 0 $? "lshlock -n" || return 1
+	[ -z "$out" ] || bad "left in the lock table: '$out'"
+}
+
 echo "TAP version 13"
 echo "1..$NTESTS"
 why=
@@ -522,6 +535,7 @@ run lshlock_stats_table t_ls_stats_table
 run lshlock_usage t_ls_usage
 run lshlock_truncate t_ls_truncate
 run lshlock_empty t_ls_empty
+run uring_demo t_uring_demo
 sed 's/^/# shell: /' "$TMP/sh.err"
 exec 2>&3 3>&-
 rm -rf "$TMP"
