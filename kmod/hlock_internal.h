@@ -166,9 +166,11 @@ struct hl_ring {
  *	since @heads_gen (hl_space_gen()): a lock call finds them there
  *	instead of looking them up again.
  * @heads_gen: The generation before they were looked up.
- * @ring: Its lock in flight through io_uring, if any; under @lock.
  * @path: The path of the operation in flight or of the last one, parsed.
  * @pathbuf: That path, NUL-terminated.
+ * @ring: Its lock in flight through io_uring, if any; under @lock.  Last:
+ *	only ring locks use it, and the fields every lock call uses keep
+ *	their places.
  */
 struct hl_file {
 	struct hl_locker lk;
@@ -194,9 +196,9 @@ struct hl_file {
 	bool last_path;
 	unsigned int heads_nr;
 	unsigned long heads_gen;
-	struct hl_ring ring;
 	struct hl_path path;
 	char pathbuf[HLOCK_PATH_MAX + 1];
+	struct hl_ring ring;
 };
 
 static inline struct hl_file *hl_file_of(struct hl_locker *lk)

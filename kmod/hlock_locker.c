@@ -453,10 +453,10 @@ static const struct hl_path *hl_file_path(struct hl_file *f, const char *buf,
 
 /*
  * Start a lock call in the locker's slot: claim it, keep the path, start
- * the operation.  A try (timeout 0, not async) gives up rather than
- * wait, so it needs no deadlock search.  Context: f->lock held.  Return: 0 when granted at
- * once, or an error, with the slot emptied; -EINPROGRESS when a level
- * waits, the slot holding the operation.
+ * the operation.  A try (timeout 0, not async) gives up rather than wait,
+ * so it needs no deadlock search.  Context: f->lock held.  Return: 0 when
+ * granted at once, or an error, with the slot emptied; -EINPROGRESS when
+ * a level waits, the slot holding the operation.
  */
 static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 			 unsigned int mode, unsigned int flags, s64 timeout_ns,

@@ -100,8 +100,8 @@ void hl_ring_post(struct io_uring_cmd *cmd, int res)
 
 #ifdef HL_RING_CANCELABLE
 /*
- * A lock that waits is cancelable: io_uring calls back at teardown, exec
- * and exit.  Issued inline, the ring's lock is held and marking takes no
+ * A lock that waits is cancelable: io_uring calls back at its ring's
+ * teardown and its submitter's exec.  Issued inline, the ring's lock is held and marking takes no
  * lock, so it is done here, under the locker lock, only for the locks
  * that wait; issued unlocked (io-wq), hl_uring_cmd() marked it before
  * anyone could see it.
