@@ -177,6 +177,19 @@ cli_die(int code, const char *fmt, ...)
 }
 
 /*
+ * A whole decimal number from @min to @max in @s: false for anything
+ * else (empty, trailing characters, out of range).
+ */
+static inline bool cli_long(const char *s, long min, long max, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return !errno && end != s && !*end && *v >= min && *v <= max;
+}
+
+/*
  * A usage error: the message, the tool's usage lines and a pointer to
  * --help, then exit EX_USAGE.  The tool defines usage_lines().
  */

@@ -492,12 +492,9 @@ static void __attribute__((noreturn)) help(void)
 
 static long num_arg(const char *s, const char *what, long min, long max)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < min || v > max)
+	if (!cli_long(s, min, max, &v))
 		usage_error("invalid %s '%s' (expected %ld to %ld)", what, s,
 			    min, max);
 	return v;

@@ -126,14 +126,9 @@ static int64_t parse_seconds(const char *s)
 
 static int parse_exit_code(const char *s)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (end == s || *end || errno || v < 0 || v > 255)
-		return -1;
-	return (int)v;
+	return cli_long(s, 0, 255, &v) ? (int)v : -1;
 }
 
 /*

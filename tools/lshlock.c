@@ -735,12 +735,9 @@ static void parse_columns(const char *arg)
 
 static long parse_pid(const char *s)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (end == s || *end || errno || v <= 0 || v > INT32_MAX)
+	if (!cli_long(s, 1, INT32_MAX, &v))
 		usage_error("invalid PID '%s'", s);
 	return v;
 }
