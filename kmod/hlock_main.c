@@ -121,8 +121,8 @@ static int hl_get_lock_args(struct hlock_lock_args *a,
 	unsafe_get_user(a->flags, &u->flags, efault);
 	unsafe_get_user(a->__pad, &u->__pad, efault);
 	unsafe_get_user(a->timeout_ns, &u->timeout_ns, efault);
-	unsafe_get_user(a->reserved[0], &u->reserved[0], efault);
-	unsafe_get_user(a->reserved[1], &u->reserved[1], efault);
+	unsafe_get_user(a->lease_ns, &u->lease_ns, efault);
+	unsafe_get_user(a->reserved, &u->reserved, efault);
 	user_access_end();
 	return 0;
 efault:
@@ -179,7 +179,7 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 		ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
 	if (ret)
 		return ret;
-	if (args.__pad || args.reserved[0] || args.reserved[1])
+	if (args.__pad || args.lease_ns || args.reserved)
 		return -EINVAL;
 	switch (cmd) {
 	case HLOCK_IOC_LOCK:

@@ -23,10 +23,9 @@ static int sys_result(int ret)
 	return ret < 0 ? -errno : ret;
 }
 
-static int path_ioctl(int fd, unsigned long cmd, const char *path, int mode,
-		      unsigned int flags, int64_t timeout_ns)
+/* The length of a path, or -errno. */
+static int path_len(const char *path)
 {
-	struct hlock_lock_args args;
 	size_t len;
 
 	if (!path)
@@ -34,13 +33,31 @@ static int path_ioctl(int fd, unsigned long cmd, const char *path, int mode,
 	len = strnlen(path, HLOCK_PATH_MAX + 1);
 	if (len > HLOCK_PATH_MAX)
 		return -ENAMETOOLONG;
+	return (int)len;
+}
+
+static int lease_ioctl(int fd, unsigned long cmd, const char *path, int mode,
+		       unsigned int flags, int64_t timeout_ns, int64_t lease_ns)
+{
+	struct hlock_lock_args args;
+	int len = path_len(path);
+
+	if (len < 0)
+		return len;
 	memset(&args, 0, sizeof(args));
 	args.path = (uint64_t)(uintptr_t)path;
 	args.path_len = (uint32_t)len;
 	args.mode = (uint32_t)mode;
 	args.flags = flags;
 	args.timeout_ns = timeout_ns;
+	args.lease_ns = lease_ns;
 	return sys_result(ioctl(fd, cmd, &args));
+}
+
+static int path_ioctl(int fd, unsigned long cmd, const char *path, int mode,
+		      unsigned int flags, int64_t timeout_ns)
+{
+	return lease_ioctl(fd, cmd, path, mode, flags, timeout_ns, 0);
 }
 
 int hlock_open(void)
@@ -175,4 +192,76 @@ const char *hlock_state_name(unsigned int state)
 	};
 
 	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+}
+
+int hlock_yield(int fd, int64_t timeout_ns)
+{
+	struct hlock_yield_args args;
+
+	memset(&args, 0, sizeof(args));
+	args.timeout_ns = timeout_ns;
+	return sys_result(ioctl(fd, HLOCK_IOC_YIELD, &args));
+}
+
+int hlock_lock_lease(int fd, const char *path, int mode, unsigned int flags,
+		     int64_t timeout_ns, int64_t lease_ns)
+{
+	return lease_ioctl(fd, HLOCK_IOC_LOCK, path, mode, flags, timeout_ns,
+			   lease_ns);
+}
+
+int hlock_renew(int fd)
+{
+	return sys_result(ioctl(fd, HLOCK_IOC_RENEW, 0));
+}
+
+int hlock_token(int fd, const char *path, uint64_t *token)
+{
+	struct hlock_token_args args;
+	int len = path_len(path), ret;
+
+	if (len < 0)
+		return len;
+	if (!token)
+		return -EFAULT;
+	memset(&args, 0, sizeof(args));
+	args.path = (uint64_t)(uintptr_t)path;
+	args.path_len = (uint32_t)len;
+	ret = sys_result(ioctl(fd, HLOCK_IOC_TOKEN, &args));
+	if (!ret)
+		*token = args.token;
+	return ret;
+}
+
+int hlock_describe(int fd, const char *why)
+{
+	struct hlock_describe_args args;
+	size_t len;
+
+	if (!why)
+		return -EFAULT;
+	len = strnlen(why, HLOCK_WHY_LEN);
+	if (len >= HLOCK_WHY_LEN)
+		return -ENAMETOOLONG;
+	memset(&args, 0, sizeof(args));
+	args.why = (uint64_t)(uintptr_t)why;
+	args.why_len = (uint32_t)len;
+	return sys_result(ioctl(fd, HLOCK_IOC_DESCRIBE, &args));
+}
+
+const struct hlock_record_ext *
+hlock_record_ext(const struct hlock_lock_record *rec)
+{
+	size_t off = HLOCK_RECORD_EXT_OFFSET(rec->path_len);
+
+	if (rec->rec_len < off + sizeof(struct hlock_record_ext))
+		return NULL;
+	return (const struct hlock_record_ext *)((const char *)rec + off);
+}
+
+const char *hlock_record_why(const struct hlock_lock_record *rec)
+{
+	const struct hlock_record_ext *ext = hlock_record_ext(rec);
+
+	return ext ? ext->why : "";
 }

@@ -34,6 +34,15 @@ int hlock_table(int fd, void *buf, size_t size, size_t *needed);
 int hlock_table_alloc(int fd, void **buf);
 const char *hlock_level_name(unsigned int level);
 const char *hlock_state_name(unsigned int state);
+int hlock_yield(int fd, int64_t timeout_ns);
+int hlock_lock_lease(int fd, const char *path, int mode, unsigned int flags,
+		     int64_t timeout_ns, int64_t lease_ns);
+int hlock_renew(int fd);
+int hlock_token(int fd, const char *path, uint64_t *token);
+int hlock_describe(int fd, const char *why);
+const struct hlock_record_ext *
+hlock_record_ext(const struct hlock_lock_record *rec);
+const char *hlock_record_why(const struct hlock_lock_record *rec);
 
 /*
  * Walking the records hlock_table() copied:

@@ -131,7 +131,10 @@ static void path_args(uint64_t *s, struct hlock_lock_args *a, char *buf)
 		a->__pad = 1;
 		break;
 	case 2:
-		a->reserved[rnd(s) % 2] = rnd(s);
+		if (rnd(s) % 2)
+			a->reserved = rnd(s);
+		else
+			a->lease_ns = (int64_t)rnd(s);
 		break;
 	case 3:
 		a->path = rnd(s) % 2 ? 0 : (uintptr_t)hole;

@@ -505,7 +505,8 @@ TEST(abi_layout)
 	EXPECT_EQ(8, HLOCK_MAX_BLOCKERS);
 	EXPECT_EQ(16, HLOCK_COMM_LEN);
 	EXPECT_EQ(3 * 6 * 8, (int)sizeof(struct hlock_level_stats));
-	EXPECT_EQ(4 * 3 * 6 * 8 + 4 * 8, (int)sizeof(struct hlock_stats));
+	EXPECT_EQ(4 * 3 * 6 * 8 + 6 * 8 + 2 * 4 * 8,
+		  (int)sizeof(struct hlock_stats));
 	EXPECT_EQ(40, (int)sizeof(struct hlock_stats_args));
 	EXPECT_EQ(96, (int)sizeof(struct hlock_lock_record));
 	EXPECT_EQ(48, (int)sizeof(struct hlock_table_args));

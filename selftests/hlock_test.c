@@ -1821,7 +1821,7 @@ enum mut {
 
 static const char *const mut_name[M_NR] = {
 	"flags 1<<3", "flags 1<<31", "flags ALL|1<<3", "flags ASYNC",
-	"__pad 1", "reserved[0] 1", "reserved[1] 1", "mode NL", "mode IS",
+	"__pad 1", "lease_ns -1", "reserved 1", "mode NL", "mode IS",
 	"mode 6", "mode ~0", "timeout 1", "timeout -1", "path (void *)1",
 	"path unmapped", "path_len PATH_MAX+1", "path_len ~0", "NUL in path",
 	"arg NULL", "arg (void *)1",
@@ -1843,8 +1843,8 @@ static int run_mut(int fd, unsigned long cmd, struct hlock_lock_args *a,
 	case M_FLAGS_ALL_PLUS: a->flags = HLOCK_F_ALL | (1U << 3); break;
 	case M_FLAGS_ASYNC: a->flags = HLOCK_F_ASYNC; break;
 	case M_PAD: a->__pad = 1; break;
-	case M_RES0: a->reserved[0] = 1; break;
-	case M_RES1: a->reserved[1] = 1; break;
+	case M_RES0: a->lease_ns = -1; break;
+	case M_RES1: a->reserved = 1; break;
 	case M_MODE_NL: a->mode = HLOCK_NL; break;
 	case M_MODE_1: a->mode = HLOCK_IS; break;
 	case M_MODE_6: a->mode = 6; break;

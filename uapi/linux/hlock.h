@@ -80,6 +80,9 @@
  * @timeout_ns: HLOCK_IOC_LOCK only (else 0): negative waits forever, 0
  *	only tries (-EAGAIN), positive gives up after this many ns
  *	(-ETIMEDOUT).  Ignored with HLOCK_F_ASYNC.
+ * @lease_ns: HLOCK_IOC_LOCK only (else 0): 0 for no lease, positive for
+ *	a lease of this many ns on the acquisition (HLOCK_FEAT_LEASE; see
+ *	HLOCK_IOC_RENEW); negative is EINVAL.
  * @reserved: Must be zero.
  *
  * Used by HLOCK_IOC_LOCK, HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE and
@@ -93,7 +96,8 @@ struct hlock_lock_args {
 	__u32 flags;
 	__u32 __pad;
 	__s64 timeout_ns;
-	__u64 reserved[2];
+	__s64 lease_ns;
+	__u64 reserved;
 };
 
 /**
@@ -136,6 +140,16 @@ struct hlock_info {
 /* Values of hlock_info.features. */
 /* Lock, unlock and downgrade as IORING_OP_URING_CMD (see below). */
 #define HLOCK_FEAT_URING	(1ULL << 0)
+/* Read and write tickets (module parameters read_tickets, write_tickets). */
+#define HLOCK_FEAT_TICKETS	(1ULL << 1)
+/* HLOCK_IOC_YIELD. */
+#define HLOCK_FEAT_YIELD	(1ULL << 2)
+/* Leases (hlock_lock_args.lease_ns, HLOCK_IOC_RENEW) and their takeover. */
+#define HLOCK_FEAT_LEASE	(1ULL << 3)
+/* Fencing tokens: HLOCK_IOC_TOKEN, hlock_record_ext.token. */
+#define HLOCK_FEAT_TOKEN	(1ULL << 4)
+/* Owner descriptions: HLOCK_IOC_DESCRIBE, hlock_record_ext.why. */
+#define HLOCK_FEAT_DESCRIBE	(1ULL << 5)
 
 /* Levels of the statistics: a resource's depth below the root. */
 #define HLOCK_LEVEL_GLOBAL	0	/* the root */
@@ -162,6 +176,31 @@ struct hlock_level_stats {
 	__u64 wait_time_ns[HLOCK_NR_MODES];
 };
 
+/* Ticket pools (MongoDB's read and write TicketHolders). */
+#define HLOCK_TICKET_READ	0	/* root asked for in IS or S */
+#define HLOCK_TICKET_WRITE	1	/* root asked for in IX, SIX or X */
+#define HLOCK_NR_TICKET_POOLS	2
+
+/**
+ * struct hlock_ticket_stats - One ticket pool (MongoDB's
+ *	concurrentTransactions), module-wide: the pools are module parameters
+ *	shared by every lock space.
+ * @out: Tickets held by lockers now.
+ * @available: Tickets a locker could take now: @total less @out, 0 when
+ *	@out is above it (the pool was lowered) or the pool is unlimited.
+ * @total: The pool's size (its module parameter); 0 is unlimited.
+ * @waiting: Lockers waiting for a ticket of this pool.
+ *
+ * In HLOCK_STATS_LOCKER scope, @out and @waiting are the calling locker's
+ * own (0 or 1) and @available and @total are the pool's.
+ */
+struct hlock_ticket_stats {
+	__u64 out;
+	__u64 available;
+	__u64 total;
+	__u64 waiting;
+};
+
 /**
  * struct hlock_stats - Lock statistics (MongoDB's "locks" section).
  * @level: Counters per level, HLOCK_LEVEL_*.
@@ -172,6 +211,10 @@ struct hlock_level_stats {
  *	their ring's teardown or submitter's exec (io_uring).
  * @deadlocks: Lock calls refused with EDEADLK: their wait would have
  *	closed a cycle of waits.
+ * @takeovers: Acquisitions whose expired lease was taken over (in
+ *	HLOCK_STATS_LOCKER scope: the locker's acquisitions taken over).
+ * @yields: HLOCK_IOC_YIELD calls that released what the locker held.
+ * @tickets: The ticket pools, HLOCK_TICKET_*.
  *
  * Later versions may grow this structure at its end; pass its size in
  * hlock_stats_args.size.
@@ -182,6 +225,9 @@ struct hlock_stats {
 	__u64 interrupts;
 	__u64 cancels;
 	__u64 deadlocks;
+	__u64 takeovers;
+	__u64 yields;
+	struct hlock_ticket_stats tickets[HLOCK_NR_TICKET_POOLS];
 };
 
 /**
@@ -212,6 +258,8 @@ struct hlock_stats_args {
 #define HLOCK_MAX_BLOCKERS	8
 /* Bytes of a command name, with its NUL. */
 #define HLOCK_COMM_LEN		16
+/* Bytes of a locker's description (HLOCK_IOC_DESCRIBE), with its NUL. */
+#define HLOCK_WHY_LEN		64
 
 /**
  * struct hlock_lock_record - One request of the lock table.
@@ -238,7 +286,8 @@ struct hlock_stats_args {
  * @comm: Command name of @pid, NUL-terminated; empty when @pid is 0.
  *
  * The path follows the header directly, at offset
- * sizeof(struct hlock_lock_record).
+ * sizeof(struct hlock_lock_record), and a struct hlock_record_ext follows
+ * the path when @rec_len leaves room for it (see below).
  */
 struct hlock_lock_record {
 	__u32 rec_len;
@@ -254,6 +303,35 @@ struct hlock_lock_record {
 	__u32 blockers[HLOCK_MAX_BLOCKERS];
 	char comm[HLOCK_COMM_LEN];
 };
+
+/* Values of hlock_record_ext.flags. */
+/* The grant holds a lease (@lease_ns is meaningful). */
+#define HLOCK_REC_LEASE		(1U << 0)
+
+/**
+ * struct hlock_record_ext - What a lock record carries after its path,
+ *	at HLOCK_RECORD_EXT_OFFSET(path_len) from its start, on modules with
+ *	HLOCK_FEAT_TOKEN; older modules' records end before it (their
+ *	@rec_len says so), and older readers skip it.
+ * @token: Fencing token of the grant held (granted or converting), else 0.
+ * @lease_ns: With HLOCK_REC_LEASE, time left on the lease: negative once
+ *	it expired (it is taken over only when a conflicting request waits).
+ * @flags: HLOCK_REC_*.
+ * @__pad: Zero.
+ * @why: The locker's description (HLOCK_IOC_DESCRIBE), NUL-terminated;
+ *	empty when it has none.  Any byte but NUL: escape it to show it.
+ */
+struct hlock_record_ext {
+	__u64 token;
+	__s64 lease_ns;
+	__u32 flags;
+	__u32 __pad;
+	char why[HLOCK_WHY_LEN];
+};
+
+/* Offset of a record's struct hlock_record_ext from the record's start. */
+#define HLOCK_RECORD_EXT_OFFSET(path_len)				\
+	(sizeof(struct hlock_lock_record) + (((path_len) + 8) & ~7UL))
 
 /**
  * struct hlock_table_args - Argument of HLOCK_IOC_TABLE.
@@ -346,7 +424,9 @@ struct hlock_uring_args {
  * that lock call.  Returns how many acquisitions made on the path remain,
  * or -1 with errno ENOENT when neither held nor pending, EBUSY when the
  * path is an ancestor of the request in flight or the target of another
- * thread's blocking HLOCK_IOC_LOCK.
+ * thread's blocking HLOCK_IOC_LOCK, ESTALE once after a leased
+ * acquisition on the path was taken over (until then, poll() on the
+ * locker reports POLLPRI).
  *
  * The mode held never weakens on unlock: while a descendant still holds
  * an intent here, the request stays in its mode (as MongoDB keeps it)
@@ -388,5 +468,84 @@ struct hlock_uring_args {
  * EFAULT, EINVAL.
  */
 #define HLOCK_IOC_TABLE		_IOWR(HLOCK_IOC_MAGIC, 8, struct hlock_table_args)
+
+/**
+ * struct hlock_yield_args - Argument of HLOCK_IOC_YIELD.
+ * @timeout_ns: For the whole re-acquisition: negative waits forever, 0
+ *	only tries, positive gives up after this many ns.
+ * @flags: Must be zero.
+ * @__pad: Must be zero.
+ * @reserved: Must be zero.
+ */
+struct hlock_yield_args {
+	__s64 timeout_ns;
+	__u32 flags;
+	__u32 __pad;
+	__u64 reserved[2];
+};
+
+/**
+ * struct hlock_token_args - Argument of HLOCK_IOC_TOKEN.
+ * @path: User pointer to the resource path, @path_len bytes, as in
+ *	struct hlock_lock_args.
+ * @path_len: Length of @path in bytes; 0 names the global root.
+ * @flags: Must be zero.
+ * @token: Set to the fencing token of the locker's grant on the path.
+ * @reserved: Must be zero.
+ */
+struct hlock_token_args {
+	__u64 path;
+	__u32 path_len;
+	__u32 flags;
+	__u64 token;
+	__u64 reserved[2];
+};
+
+/**
+ * struct hlock_describe_args - Argument of HLOCK_IOC_DESCRIBE.
+ * @why: User pointer to the description, @why_len bytes, not
+ *	NUL-terminated (a NUL byte in it is EINVAL).
+ * @why_len: Its length: 0 clears the description, more than
+ *	HLOCK_WHY_LEN - 1 is ENAMETOOLONG.
+ * @flags: Must be zero.
+ * @reserved: Must be zero.
+ */
+struct hlock_describe_args {
+	__u64 why;
+	__u32 why_len;
+	__u32 flags;
+	__u64 reserved[2];
+};
+
+/*
+ * HLOCK_IOC_YIELD: let others in (MongoDB's yield): release everything
+ * the locker holds, its ticket too, let the waiters this release can grant
+ * be granted, then re-acquire exactly what it held (modes and acquisition
+ * counts), root first, within one timeout.  Returns 0 when everything is
+ * back, also at once without releasing anything when nobody waits on what
+ * the locker holds; or -1 with errno ETIMEDOUT, EAGAIN, EINTR or EDEADLK,
+ * and the locker then holds nothing; EBUSY with a request in flight.
+ */
+#define HLOCK_IOC_YIELD		_IOW(HLOCK_IOC_MAGIC, 9, struct hlock_yield_args)
+/*
+ * HLOCK_IOC_RENEW: renew every lease the locker holds, each for the
+ * lease_ns it was taken with (MongoDB's lock ping).  The argument must be
+ * 0.  Returns how many leases were renewed.  A lease already taken over
+ * is not renewed: its path's next HLOCK_IOC_UNLOCK says ESTALE.
+ */
+#define HLOCK_IOC_RENEW		_IO(HLOCK_IOC_MAGIC, 10)
+/*
+ * HLOCK_IOC_TOKEN: the fencing token of the locker's grant on a path: a
+ * number from a counter of the lock space, strictly increasing over every
+ * grant of a new request or a conversion there.  Returns 0, or -1 with
+ * errno ENOENT when the locker holds nothing on the path.
+ */
+#define HLOCK_IOC_TOKEN		_IOWR(HLOCK_IOC_MAGIC, 11, struct hlock_token_args)
+/*
+ * HLOCK_IOC_DESCRIBE: set the locker's description (MongoDB's "why"),
+ * shown in the lock table, lshlock, debugfs and the slow-wait log.
+ * Returns 0, or -1 with errno ENAMETOOLONG, EINVAL, EFAULT.
+ */
+#define HLOCK_IOC_DESCRIBE	_IOW(HLOCK_IOC_MAGIC, 12, struct hlock_describe_args)
 
 #endif /* _UAPI_LINUX_HLOCK_H */
