@@ -904,6 +904,7 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	req->child = 0;
 	req->pin = 0;
 	req->ix_below = 0;
+	req->token = 0;
 	req->mode = m;
 	req->convert = HLOCK_NL;
 	req->flags = op_flags(op, l);
@@ -1017,6 +1018,27 @@ static int op_level(struct hl_locker *lk, struct hl_grants *g)
 }
 
 /*
+ * Every level is granted: give the levels the operation made or converted
+ * one fencing token, drawn now.  A recursion on the last level is no new
+ * grant, and then neither is any level above it (each holds an intent
+ * that covers the last level's already).  One draw per operation: the
+ * fast path pays for one shared counter, not one per level.
+ */
+static void op_stamp(struct hl_locker *lk)
+{
+	struct hl_op *op = &lk->op;
+	unsigned int l;
+	u64 token;
+
+	if (op->step[op->nr - 1] == HL_STEP_RECURSE)
+		return;
+	token = hl_token_next(lk);
+	for (l = 0; l < op->nr; l++)
+		if (op->step[l] != HL_STEP_RECURSE)
+			op->reqs[l]->token = token;
+}
+
+/*
  * Acquire the levels from op->level on, until one has to wait.
  * Return: 0 when every level is granted, -EINPROGRESS when one waits,
  * else -errno with op->level the level that failed.
@@ -1040,6 +1062,7 @@ static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 		}
 		op_level_done(lk, false);
 	}
+	op_stamp(lk);
 	op->state = HL_OP_GRANTED;
 	return 0;
 }

@@ -184,6 +184,9 @@ struct hl_locker;
  * @part: The partition it is granted in, or NULL when on @head.
  * @seq: Position in the queue or among the conversions.
  * @since: hl_clock_coarse() or later when it was granted (the first time).
+ * @token: Fencing token of the grant it holds: drawn (hl_token_next())
+ *	when the operation that made it or converted it is granted, shared
+ *	by every level that operation made or converted; 0 until then.
  * @own: Acquisitions made on this resource itself.
  * @child: Acquisitions made below this resource, each holding an intent
  *	here.
@@ -218,6 +221,7 @@ struct hl_req {
 	struct hl_part *part;
 	s64 seq;
 	u64 since;
+	u64 token;
 	unsigned int own;
 	unsigned int child;
 	unsigned int pin;
@@ -502,6 +506,12 @@ u64 hl_clock(void);
 u64 hl_clock_coarse(void);
 /* Free a request the locker does not keep as a spare. */
 void hl_req_free(struct hl_req *req);
+/*
+ * The next fencing token of @lk's lock space: strictly greater than every
+ * one drawn there before.  Called once per operation granted that made a
+ * new request or a conversion.  Context: the locker lock held.
+ */
+u64 hl_token_next(struct hl_locker *lk);
 
 /*
  * The head lock of @h; the partition lock of the CPU the caller runs on

@@ -9,6 +9,7 @@
  *   hlock_locker.c  lockers: lock, unlock, wait, continuations, close
  *   hlock_stats.c   statistics, the slow-wait log, tracepoints
  *   hlock_table.c   the lock table (HLOCK_IOC_TABLE) and debugfs
+ *   hlock_why.c     fencing tokens and lockers' descriptions
  *   hlock_uring.c   lock, unlock and downgrade through io_uring
  *   hlock_main.c    the device, its ioctls, module parameters, init
  *
@@ -21,6 +22,8 @@
 #ifndef _HLOCK_INTERNAL_H
 #define _HLOCK_INTERNAL_H
 
+#include <linux/atomic.h>
+#include <linux/cache.h>
 #include <linux/hrtimer.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
@@ -75,6 +78,8 @@ struct hl_res {
  * @lockers: Its lockers by id, for its lock table.
  * @graph: Its wait-for graph, as the deadlock search keeps it.
  * @dead_node: Entry in the reclaim worker's list once it ended.
+ * @token: The last fencing token drawn in it (hl_token_next()), on a
+ *	cache line of its own: every new grant writes it.
  */
 struct hl_ns {
 	struct hl_res *root;
@@ -86,6 +91,7 @@ struct hl_ns {
 	struct xarray lockers;
 	struct hl_graph graph;
 	struct list_head dead_node;
+	atomic64_t token ____cacheline_aligned_in_smp;
 };
 
 /**
@@ -168,6 +174,8 @@ struct hl_ring {
  * @heads_gen: The generation before they were looked up.
  * @path: The path of the operation in flight or of the last one, parsed.
  * @pathbuf: That path, NUL-terminated.
+ * @why: The locker's description (HLOCK_IOC_DESCRIBE), NUL-terminated
+ *	and zero-padded; empty when it has none.
  * @ring: Its lock in flight through io_uring, if any; under @lock.  Last:
  *	only ring locks use it, and the fields every lock call uses keep
  *	their places.
@@ -198,6 +206,7 @@ struct hl_file {
 	unsigned long heads_gen;
 	struct hl_path path;
 	char pathbuf[HLOCK_PATH_MAX + 1];
+	char why[HLOCK_WHY_LEN];
 	struct hl_ring ring;
 };
 
@@ -304,6 +313,10 @@ void hl_trace_request(struct hl_file *f, unsigned int mode,
 
 /* hlock_table.c */
 long hl_ioctl_table(struct hl_file *f, size_t usize, void __user *uarg);
+
+/* hlock_why.c */
+long hl_ioctl_token(struct hl_file *f, size_t usize, void __user *uarg);
+long hl_ioctl_describe(struct hl_file *f, size_t usize, void __user *uarg);
 void hl_debugfs_init(void);
 void hl_debugfs_exit(void);
 

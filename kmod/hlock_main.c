@@ -288,7 +288,8 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 	info.path_max = HLOCK_PATH_MAX;
 	info.flags = HLOCK_F_ALL;
 	info.grant_policy = hl_grant_policy();
-	info.features = HLOCK_FEAT_URING;
+	info.features = HLOCK_FEAT_URING | HLOCK_FEAT_TOKEN |
+			HLOCK_FEAT_DESCRIBE;
 	if (copy_to_user(uarg, &info, n))
 		return -EFAULT;
 	if (usize > n && clear_user(uarg + n, usize - n))
@@ -319,6 +320,8 @@ static const struct {
 	HL_CMD(HLOCK_IOC_GET_INFO, struct hlock_info),
 	HL_CMD(HLOCK_IOC_STATS, struct hlock_stats_args),
 	HL_CMD(HLOCK_IOC_TABLE, struct hlock_table_args),
+	HL_CMD(HLOCK_IOC_TOKEN, struct hlock_token_args),
+	HL_CMD(HLOCK_IOC_DESCRIBE, struct hlock_describe_args),
 };
 
 static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -350,6 +353,10 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return hl_ioctl_table(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_GET_INFO):
 		return hl_ioctl_info(usize, uarg);
+	case _IOC_NR(HLOCK_IOC_TOKEN):
+		return hl_ioctl_token(f, usize, uarg);
+	case _IOC_NR(HLOCK_IOC_DESCRIBE):
+		return hl_ioctl_describe(f, usize, uarg);
 	}
 	return -ENOTTY;
 }
@@ -405,6 +412,9 @@ static int __init hl_init(void)
 	BUILD_BUG_ON(sizeof(struct hlock_table_args) != 48);
 	BUILD_BUG_ON(sizeof(struct hlock_uring_args) != 16);
 	BUILD_BUG_ON(sizeof(struct hlock_lock_record) != 96);
+	BUILD_BUG_ON(sizeof(struct hlock_record_ext) != 88);
+	BUILD_BUG_ON(sizeof(struct hlock_token_args) != 40);
+	BUILD_BUG_ON(sizeof(struct hlock_describe_args) != 32);
 	BUILD_BUG_ON(HLOCK_PATH_MAX != 2047);
 	/* struct hl_path keeps offsets in a u16. */
 	BUILD_BUG_ON(HLOCK_PATH_MAX > U16_MAX);

@@ -68,6 +68,7 @@ static struct hl_ns *hl_ns_alloc(struct ipc_namespace *ipc)
 	ns->ipc = get_ipc_ns(ipc);
 	ns->user_ns = ipc->user_ns;
 	ns->inum = ipc->ns.inum;
+	atomic64_set(&ns->token, 0);
 	return ns;
 
 err_stats:

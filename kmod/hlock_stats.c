@@ -257,13 +257,15 @@ void hl_slow_log(struct hl_file *f)
 	for (i = 0; i < f->nr_slow; i++)
 		n += scnprintf(pids + n, sizeof(pids) - n, "%s%d",
 			       i ? ", " : "", f->slow_pids[i]);
-	/* Users choose paths and command names: escape them. */
-	pr_info_ratelimited("slow wait: pid %d (%*pE) waited %llu ms for %s on \"%*pE\" (queued at level %u); held by pids %s when the wait began\n",
+	lockdep_assert_held(&f->lock);
+	/* Users choose paths, command names and descriptions: escape them. */
+	pr_info_ratelimited("slow wait: pid %d (%*pE) waited %llu ms for %s on \"%*pE\" (queued at level %u); held by pids %s when the wait began; why \"%*pE\"\n",
 			    hl_pid(f), (int)strnlen(f->comm, sizeof(f->comm)),
 			    f->comm, div_u64(f->waited, NSEC_PER_MSEC),
 			    hl_mode_name(f->lk.op.mode),
 			    (int)strlen(f->pathbuf), f->pathbuf, f->wait_level,
-			    n ? pids : "(none)");
+			    n ? pids : "(none)",
+			    (int)strnlen(f->why, sizeof(f->why)), f->why);
 }
 
 /**

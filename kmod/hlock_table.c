@@ -44,10 +44,20 @@ struct hl_snap {
 	u64 now;
 };
 
-/* Bytes of a lock record for a path of @len bytes. */
+/*
+ * Bytes of a lock record for a path of @len bytes: the header, the path,
+ * its NUL and padding to 8, and the extension.
+ */
 static size_t hl_rec_size(unsigned int len)
 {
-	return ALIGN(sizeof(struct hlock_lock_record) + len + 1, 8);
+	return HLOCK_RECORD_EXT_OFFSET(len) + sizeof(struct hlock_record_ext);
+}
+
+/* The extension of a record with a path of @len bytes. */
+static struct hlock_record_ext *hl_rec_ext(struct hlock_lock_record *rec,
+					   unsigned int len)
+{
+	return (void *)rec + HLOCK_RECORD_EXT_OFFSET(len);
 }
 
 /*
@@ -136,9 +146,11 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 	size_t size = hl_rec_size(len);
 	struct hlock_lock_record *rec;
 	struct hl_blockers b = { .max = HLOCK_MAX_BLOCKERS };
+	struct hlock_record_ext *ext;
 	bool accounted = !pending || f->lk.op.step[f->lk.op.level] != HL_STEP_NEW;
 	int err = 0;
 
+	lockdep_assert_held(&f->lock);
 	rec = hl_snap_room(s, size, &err);
 	s->off += size;
 	if (!rec)
@@ -171,6 +183,12 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 	if (rec->state != HLOCK_STATE_WAITING && accounted)
 		rec->held_ns = s->now - req->since;
 	hl_path_fill(req->head, (char *)(rec + 1), len);
+	ext = hl_rec_ext(rec, len);
+	/* A new request that waits holds nothing: its token is still 0. */
+	if (rec->state != HLOCK_STATE_WAITING)
+		ext->token = req->token;
+	/* leases: hl_lease_fill(req, ext) goes here */
+	memcpy(ext->why, f->why, sizeof(ext->why));
 	s->count++;
 	return 0;
 }
@@ -281,8 +299,8 @@ long hl_ioctl_table(struct hl_file *f, size_t usize, void __user *uarg)
 }
 
 /*
- * Print @s as printable ASCII: users choose paths and command names, and
- * must not be able to forge lines of this file.
+ * Print @s as printable ASCII: users choose paths, command names and
+ * descriptions, and must not be able to forge lines of this file.
  */
 static void hl_seq_escaped(struct seq_file *m, const char *s)
 {
@@ -305,9 +323,11 @@ static void hl_locks_show_snap(struct seq_file *m, const struct hl_snap *s,
 	size_t off = 0;
 
 	for (i = 0; i < s->count; i++, off += rec->rec_len) {
+		const struct hlock_record_ext *ext;
 		char mode[8];
 
 		rec = (const void *)(s->buf + off);
+		ext = (const void *)rec + HLOCK_RECORD_EXT_OFFSET(rec->path_len);
 		if (rec->state == HLOCK_STATE_CONVERTING)
 			scnprintf(mode, sizeof(mode), "%s>%s",
 				  hl_mode_name(rec->mode),
@@ -316,18 +336,21 @@ static void hl_locks_show_snap(struct seq_file *m, const struct hl_snap *s,
 			strscpy(mode, hl_mode_name(rec->mode), sizeof(mode));
 		seq_printf(m, "%-10u ", inum);
 		hl_seq_escaped(m, rec->comm);
-		seq_printf(m, "%*s %7u %-4s %-10s %14llu %14llu ",
+		seq_printf(m, "%*s %7u %-4s %-10s %14llu %14llu %10llu ",
 			   (int)(16 - min_t(size_t, strlen(rec->comm), 16)), "",
 			   rec->pid, mode,
 			   rec->state == HLOCK_STATE_GRANTED ? "granted" :
 			   rec->state == HLOCK_STATE_WAITING ? "waiting" :
-			   "converting", rec->wait_ns, rec->held_ns);
+			   "converting", rec->wait_ns, rec->held_ns,
+			   ext->token);
 		for (b = 0; b < min_t(u32, rec->nr_blockers,
 				      HLOCK_MAX_BLOCKERS) && rec->blockers[b];
 		     b++)
 			seq_printf(m, "%s%u", b ? "," : "", rec->blockers[b]);
 		seq_printf(m, "%*s\"", b ? 1 : 2, "");
 		hl_seq_escaped(m, (const char *)(rec + 1));
+		seq_puts(m, "\" \"");
+		hl_seq_escaped(m, ext->why);
 		seq_puts(m, "\"\n");
 		if (i % HL_TABLE_BATCH == 0)
 			cond_resched();
@@ -345,9 +368,9 @@ static int hl_locks_show(struct seq_file *m, void *v)
 	struct hl_ns *ns;
 	int ret = 0;
 
-	seq_printf(m, "%-10s %-16s %7s %-4s %-10s %14s %14s %-24s %s\n",
+	seq_printf(m, "%-10s %-16s %7s %-4s %-10s %14s %14s %10s %-24s %s %s\n",
 		   "IPC_NS", "COMMAND", "PID", "MODE", "STATE", "WAIT_NS",
-		   "HELD_NS", "BLOCKERS", "RESOURCE");
+		   "HELD_NS", "TOKEN", "BLOCKERS", "RESOURCE", "WHY");
 	while (!ret && (ns = hl_ns_next(&index))) {
 		ret = hl_snap_build(&s, SIZE_MAX, task_active_pid_ns(current),
 				    ns);

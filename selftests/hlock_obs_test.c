@@ -326,18 +326,49 @@ static size_t table_span(struct __test_metadata *_metadata, const void *buf,
 			 int count)
 {
 	const struct hlock_lock_record *rec = buf;
-	const char *path;
+	const struct hlock_record_ext *ext;
+	const char *path, *why_end;
 	size_t total = 0;
 	int i;
 	unsigned int b;
 
 	for (i = 0; i < count; i++, rec = hlock_record_next(rec)) {
 		path = hlock_record_path(rec);
+		/* The header, the path, its NUL, padding to 8, the ext. */
 		if (rec->rec_len % 8 ||
-		    rec->rec_len < sizeof(*rec) + rec->path_len + 1 ||
-		    rec->rec_len > sizeof(*rec) + rec->path_len + 1 + 7) {
+		    rec->rec_len != HLOCK_RECORD_EXT_OFFSET(rec->path_len) +
+				    sizeof(struct hlock_record_ext) ||
+		    HLOCK_RECORD_EXT_OFFSET(rec->path_len) <
+				sizeof(*rec) + rec->path_len + 1 ||
+		    HLOCK_RECORD_EXT_OFFSET(rec->path_len) >
+				sizeof(*rec) + rec->path_len + 1 + 7) {
 			TH_LOG("record %d: rec_len %u, path_len %u", i,
 			       rec->rec_len, rec->path_len);
+			return 0;
+		}
+		ext = hlock_record_ext(rec);
+		if (!ext || ext->__pad) {
+			TH_LOG("record %d (\"%s\"): no ext, or its __pad set",
+			       i, path);
+			return 0;
+		}
+		why_end = memchr(ext->why, '\0', sizeof(ext->why));
+		if (!why_end) {
+			TH_LOG("record %d (\"%s\"): why not NUL-terminated",
+			       i, path);
+			return 0;
+		}
+		for (; why_end < ext->why + sizeof(ext->why); why_end++) {
+			if (*why_end) {
+				TH_LOG("record %d (\"%s\"): why not zero-filled after its NUL",
+				       i, path);
+				return 0;
+			}
+		}
+		if ((rec->state == HLOCK_STATE_WAITING) != !ext->token) {
+			TH_LOG("record %d (\"%s\"): state %u, token %llu",
+			       i, path, rec->state,
+			       (unsigned long long)ext->token);
 			return 0;
 		}
 		if (path[rec->path_len] != '\0' ||
@@ -509,6 +540,11 @@ TEST(abi_layout)
 		  (int)sizeof(struct hlock_stats));
 	EXPECT_EQ(40, (int)sizeof(struct hlock_stats_args));
 	EXPECT_EQ(96, (int)sizeof(struct hlock_lock_record));
+	EXPECT_EQ(88, (int)sizeof(struct hlock_record_ext));
+	EXPECT_EQ(64, HLOCK_WHY_LEN);
+	EXPECT_EQ(96 + 8, (int)HLOCK_RECORD_EXT_OFFSET(0));
+	EXPECT_EQ(96 + 8, (int)HLOCK_RECORD_EXT_OFFSET(7));
+	EXPECT_EQ(96 + 16, (int)HLOCK_RECORD_EXT_OFFSET(8));
 	EXPECT_EQ(48, (int)sizeof(struct hlock_table_args));
 	EXPECT_EQ(0, (int)(sizeof(struct hlock_lock_record) % 8));
 	EXPECT_EQ(0, HLOCK_STATE_GRANTED);
@@ -1554,7 +1590,24 @@ static unsigned int rec_dirty(const struct hlock_lock_record *rec,
 		if (b[i] && !n++)
 			*first = i;
 	}
-	for (i = sizeof(*rec) + rec->path_len + 1; i < rec->rec_len; i++) {
+	const struct hlock_record_ext *ext = hlock_record_ext(rec);
+	unsigned int ext_off = HLOCK_RECORD_EXT_OFFSET(rec->path_len);
+	const char *why_end;
+
+	for (i = sizeof(*rec) + rec->path_len + 1; i < ext_off; i++) {
+		if (b[i] && !n++)
+			*first = i;
+	}
+	/* No lease here: the ext's lease_ns, flags, __pad, why's tail. */
+	for (i = ext_off + offsetof(struct hlock_record_ext, lease_ns);
+	     i < ext_off + offsetof(struct hlock_record_ext, why); i++) {
+		if (b[i] && !n++)
+			*first = i;
+	}
+	why_end = ext ? memchr(ext->why, '\0', sizeof(ext->why)) : NULL;
+	if (!why_end)
+		return n + 1;
+	for (i = why_end - (const char *)rec; i < rec->rec_len; i++) {
 		if (b[i] && !n++)
 			*first = i;
 	}
@@ -2240,6 +2293,8 @@ TEST_F_TIMEOUT(slow, slow_wait_logged, TEST_TMO)
 	ASSERT_LE(0, nr) TH_LOG("cannot read the kernel log");
 	ASSERT_GT(10, nr) TH_LOG("the slow-wait rate limit stays exhausted");
 
+	/* The line shows the waiter's description, escaped. */
+	ASSERT_EQ(0, hlock_describe(self->fd, "slow \"why\"\n\001"));
 	ASSERT_EQ(0, wait_behind_holder(self->fd, name, 300, &holder,
 					&waited));
 	ASSERT_LE(50 * MS, waited);
@@ -2258,6 +2313,9 @@ TEST_F_TIMEOUT(slow, slow_wait_logged, TEST_TMO)
 	EXPECT_TRUE(strstr(line, "ms") != NULL);
 	EXPECT_TRUE(has_number(line, holder)) TH_LOG("holder pid %d",
 						     (int)holder);
+	/* %pE: control bytes escaped, so the line stays one line. */
+	EXPECT_TRUE(strstr(line, "why \"slow \"why\"\\n\\001\"") != NULL);
+	EXPECT_TRUE(strchr(line, '\001') == NULL);
 }
 
 TEST_F_TIMEOUT(slow, slow_wait_below_threshold, TEST_TMO)

@@ -48,6 +48,13 @@ void hl_req_free(struct hl_req *req)
 	free(req);
 }
 
+u64 hl_token_next(struct hl_locker *lk)
+{
+	static u64 last;
+
+	return ++last;
+}
+
 void hl_head_lock(struct hl_head *h)
 {
 }

@@ -138,6 +138,16 @@ u64 hl_clock_coarse(void)
 	return hl_clock();
 }
 
+/* The fencing tokens of the one lock space here. */
+static u64 last_token;
+
+u64 hl_token_next(struct hl_locker *lk)
+{
+	(void)lk;
+	CHECK(!head_locks && !part_locks, "token drawn under a head lock");
+	return ++last_token;
+}
+
 void hl_grant_notify(struct hl_locker *lk, struct hl_grants *g)
 {
 	CHECK(head_locks == 1, "grant outside a head lock");
@@ -1322,6 +1332,48 @@ static void test_downgrade(void)
 	reset();
 }
 
+/* The token of @who's grant on @path, 0 if it holds none. */
+static u64 token(int who, const char *path)
+{
+	struct hl_head *h = find_head(path);
+	struct hl_req *req = h ? hl_locker_find(&locker(who)->lk, h) : NULL;
+
+	return req ? req->token : 0;
+}
+
+static void test_tokens(void)
+{
+	u64 t, u, b;
+
+	CHECK(lock(0, "t/a", HLOCK_S, 0) == 0, "S");
+	t = token(0, "t/a");
+	CHECK(t && token(0, "t") == t && token(0, "") == t,
+	      "one token for the operation's levels");
+	CHECK(lock(0, "t/a", HLOCK_IS, 0) == 0 && token(0, "t/a") == t,
+	      "a recursion keeps the token");
+	CHECK(lock(1, "t/a", HLOCK_S, 0) == 0 && token(1, "t/a") > t,
+	      "a later grant gets a greater one");
+	b = token(1, "t/a");
+	CHECK(lock(1, "t/b", HLOCK_IS, 0) == 0 && token(1, "t") > t &&
+	      token(1, "t") == token(1, "t/a"), "intents covered: kept");
+	CHECK(lock(2, "t/a", HLOCK_X, 0) == -EINPROGRESS && !token(2, "t/a"),
+	      "no token while waiting");
+	CHECK(!token(2, "t") && !token(2, ""),
+	      "intents granted on the way: none until all is granted");
+	CHECK(lock(0, "t/a", HLOCK_X, 0) == -EINPROGRESS &&
+	      token(0, "t/a") == t, "converting: the held grant's token");
+	CHECK(unlock(1, "t/b") == 0 && unlock(1, "t/a") == 0, "B leaves");
+	CHECK(collect(0) == 0, "conversion granted");
+	u = token(0, "t/a");
+	CHECK(u > b && token(0, "t") == u && token(0, "") == u,
+	      "the conversion's levels (IS to IX above) get a new token");
+	CHECK(unlock(0, "t/a") == 2 && unlock(0, "t/a") == 1 &&
+	      unlock(0, "t/a") == 0, "A leaves");
+	CHECK(collect(2) == 0 && token(2, "t/a") > u,
+	      "the waiter's token is greater than its blocker's");
+	reset();
+}
+
 static void test_hierarchy(void)
 {
 	CHECK(lock(0, "db/c", HLOCK_X, 0) == 0, "coll X");
@@ -1565,6 +1617,7 @@ int main(void)
 	test_deadlock_nomem();
 	test_downgrade();
 	test_hierarchy();
+	test_tokens();
 	test_many_held();
 	test_partitions();
 	test_blockers();
