@@ -25,13 +25,13 @@ TMP=${TMPDIR:-/tmp}/hlock_cli.$$
 mkdir -p "$TMP" || exit 1
 ERR=$TMP/err
 OUT=$TMP/out
-LOCK_KEYS=command,pid,resource,mode,state,wait_ns,held_ns,blockers
+LOCK_KEYS=command,pid,resource,mode,state,wait_ns,held_ns,blockers,why
 # The shell's own messages (such as "Terminated" for a background job
 # killed on purpose) would break the TAP stream: keep them, print them as
 # diagnostics at the end.
 exec 3>&2 2>"$TMP/sh.err"
 
-NTESTS=34
+NTESTS=35
 n=0
 pass=0
 fail=0
@@ -193,8 +193,9 @@ t_shared() {
 t_verbose() {
 	$H -v cli11/db/coll true 2>"$ERR"
 	expect_rc 0 $? "hlock -v" || return 1
-	grep -q "got X on cli11/db/coll after" "$ERR" ||
-		bad "no 'got X on ... after' line" || return 1
+	grep -q "got X on cli11/db/coll after [0-9.]* s, token [1-9][0-9]*$" \
+		"$ERR" || bad "no 'got X on ... after ..., token N' line" ||
+		return 1
 	grep -q "locks: {.*Global: { acquireCount: { w: 1 } }" "$ERR" ||
 		bad "no Global IX in the locks line" || return 1
 	grep -q "Object: { acquireCount: { W: 1 } }" "$ERR" ||
@@ -216,6 +217,23 @@ t_verbose_wait() {
 	expect_rc 0 $? "hlock -v after a wait" || return 1
 	grep -q "Collection: {.*acquireWaitCount: { W: 1 }.*timeAcquiringMicros: { W: [1-9]" \
 		"$ERR" || bad "no wait in the Collection statistics"
+}
+
+t_why() {
+	bg $H --why 'nightly "backup"' cli35/w sleep 60
+	pid=$BGPID
+	poll has $pid cli35/w granted || bad "never granted" || return 1
+	out=$($L -r -n -o resource,why -p $pid | grep '^cli35/w ')
+	[ "$out" = 'cli35/w nightly\x20"backup"' ] ||
+		bad "lshlock -r shows '$out'" || return 1
+	$L -J -o resource,why -p $pid >"$OUT" 2>"$ERR" ||
+		bad "lshlock -J failed" || return 1
+	$J --lock-keys resource,why --exact <"$OUT" 2>>"$ERR" ||
+		bad "JSON rejected" || return 1
+	grep -qF '"resource": "cli35/w", "why": "nightly \"backup\""' "$OUT" ||
+		bad "no why in the JSON" || return 1
+	$H --why "$(printf '%064d' 0)" cli35/x true 2>"$ERR"
+	expect_rc 64 $? "hlock --why with 64 bytes"
 }
 
 t_usage() {
@@ -361,7 +379,7 @@ t_ls_noheadings() {
 	bg $H cli24/n sleep 60
 	poll has $BGPID cli24/n granted || bad "never granted" || return 1
 	$L >"$OUT" 2>"$ERR" || bad "lshlock failed" || return 1
-	head -n 1 "$OUT" | grep -q '^COMMAND  *PID RESOURCE  *MODE  *STATE  *WAIT  *HELD BLOCKER$' ||
+	head -n 1 "$OUT" | grep -q '^COMMAND  *PID RESOURCE  *MODE  *STATE  *WAIT  *HELD BLOCKER  *WHY$' ||
 		bad "header '$(head -n 1 "$OUT")'" || return 1
 	$L -n >"$OUT" 2>"$ERR" || bad "lshlock -n failed" || return 1
 	[ -s "$OUT" ] || bad "lshlock -n printed nothing" || return 1
@@ -381,10 +399,19 @@ t_ls_output() {
 		return 1
 	grep -q "^ *$pid cli25/o$" "$OUT" || bad "no row of the holder" ||
 		return 1
-	# +LIST appends to the default columns.
+	# +LIST appends to the default columns, which leave TOKEN out.
 	[ "$($L -r -o +pid -p $pid | head -n 1)" = \
-	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER" ] ||
-		bad "-o +pid: '$($L -r -o +pid | head -n 1)'"
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY" ] ||
+		bad "-o +pid: '$($L -r -o +pid | head -n 1)'" || return 1
+	[ "$($L -r -o +token -p $pid | head -n 1)" = \
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN" ] ||
+		bad "-o +token: '$($L -r -o +token | head -n 1)'" || return 1
+	[ "$($L -r --output-all -p $pid | head -n 1)" = \
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN" ] ||
+		bad "--output-all: '$($L -r --output-all | head -n 1)'" ||
+		return 1
+	$L -r -n -o resource,token -p $pid | grep -qx 'cli25/o [1-9][0-9]*' ||
+		bad "no token of the holder"
 }
 
 t_ls_pid() {
@@ -416,7 +443,7 @@ t_ls_raw() {
 
 t_ls_list_columns() {
 	$L -H >"$OUT" 2>"$ERR" || bad "lshlock -H failed" || return 1
-	for c in COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER; do
+	for c in COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN; do
 		grep -q "^$c " "$OUT" || bad "no column $c" || return 1
 	done
 }
@@ -514,6 +541,7 @@ run hlock_timeout t_timeout
 run hlock_shared t_shared
 run hlock_verbose t_verbose
 run hlock_verbose_wait t_verbose_wait
+run hlock_why t_why
 run hlock_usage t_usage
 run hlock_bad_path t_bad_path
 run hlock_not_found t_not_found

@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -81,8 +82,11 @@ HLOCK_DEVICE ".  <resource> is a path such as db/coll; \"\" is the global\n"
 " -E, --conflict-exit-code <number>\n"
 "                          exit code after a conflict or timeout (default 1)\n"
 " -c, --command <command>  after <resource>: run <command> with /bin/sh -c\n"
-" -v, --verbose            tell on stderr how long the lock took, and the\n"
-"                            lock statistics once the command has ended\n"
+"     --why <text>         describe what the lock is for (at most 63 bytes),\n"
+"                            as lshlock's WHY column shows it\n"
+" -v, --verbose            tell on stderr how long the lock took and its\n"
+"                            fencing token, and the lock statistics once\n"
+"                            the command has ended\n"
 " -h, --help               display this help\n"
 " -V, --version            display version\n"
 "\n"
@@ -260,6 +264,8 @@ static int run_command(char **cmd)
 	return EX_OSERR;
 }
 
+enum { OPT_WHY = 256 };
+
 static const struct option long_opts[] = {
 	{ "shared",		no_argument,		NULL, 's' },
 	{ "exclusive",		no_argument,		NULL, 'x' },
@@ -270,6 +276,7 @@ static const struct option long_opts[] = {
 	{ "wait",		required_argument,	NULL, 'w' },
 	{ "conflict-exit-code",	required_argument,	NULL, 'E' },
 	{ "command",		required_argument,	NULL, 'c' },
+	{ "why",		required_argument,	NULL, OPT_WHY },
 	{ "verbose",		no_argument,		NULL, 'v' },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ "version",		no_argument,		NULL, 'V' },
@@ -281,8 +288,9 @@ int main(int argc, char **argv)
 	int mode = HLOCK_X, conflict_code = 1, fd, opt, ret, status;
 	bool nonblock = false, verbose = false;
 	int64_t timeout = -1, start;
+	const char *path, *why = NULL;
 	char *sh_argv[4];
-	const char *path;
+	uint64_t token;
 	char **cmd;
 
 	opterr = 0;
@@ -319,6 +327,12 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			usage_error("-c goes after the resource");
+		case OPT_WHY:
+			if (strlen(optarg) >= HLOCK_WHY_LEN)
+				usage_error("--why: at most %d bytes",
+					    HLOCK_WHY_LEN - 1);
+			why = optarg;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -328,6 +342,9 @@ int main(int argc, char **argv)
 			printf(PROG " for hlock ABI %d\n", HLOCK_ABI_VERSION);
 			return 0;
 		default:
+			/* A long option only: bad_option() knows short ones. */
+			if (optopt == OPT_WHY)
+				usage_error("option '--why' requires an argument");
 			bad_option("mwEc", argv[optind - 1]);
 		}
 	}
@@ -353,6 +370,14 @@ int main(int argc, char **argv)
 	ret = cli_open(PROG, &fd);
 	if (ret)
 		return ret;
+	if (why) {
+		ret = hlock_describe(fd, why);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": cannot describe the locker: %s\n",
+				strerror(-ret));
+			return EX_OSERR;
+		}
+	}
 
 	start = now_ns();
 	ret = lock_path(fd, path, mode, timeout);
@@ -379,10 +404,15 @@ int main(int argc, char **argv)
 			cli_path_name(path), strerror(-ret));
 		return EX_OSERR;
 	}
-	if (verbose)
-		fprintf(stderr, PROG ": got %s on %s after %.3f s\n",
+	if (verbose) {
+		fprintf(stderr, PROG ": got %s on %s after %.3f s",
 			hlock_mode_name(mode), cli_path_name(path),
 			(now_ns() - start) / 1e9);
+		/* A module without fencing tokens: no token to tell. */
+		if (!hlock_token(fd, path, &token))
+			fprintf(stderr, ", token %" PRIu64, token);
+		fputc('\n', stderr);
+	}
 
 	status = run_command(cmd);
 

@@ -35,8 +35,11 @@
 
 enum {
 	COL_COMMAND, COL_PID, COL_RESOURCE, COL_MODE, COL_STATE, COL_WAIT,
-	COL_HELD, COL_BLOCKER, NR_COLS
+	COL_HELD, COL_BLOCKER, COL_WHY,
+	/* The columns after the default ones: only with -o or --output-all. */
+	COL_TOKEN, NR_COLS
 };
+#define NR_DEFAULT_COLS	COL_TOKEN
 
 static const struct column {
 	const char *name;
@@ -60,6 +63,10 @@ static const struct column {
 			    "how long it has been held (ns with --raw)" },
 	[COL_BLOCKER]	= { "BLOCKER", "blockers", false,
 			    "PIDs of the requests blocking it (? not visible)" },
+	[COL_WHY]	= { "WHY", "why", false,
+			    "the locker's description (hlock_describe(3))" },
+	[COL_TOKEN]	= { "TOKEN", "token", true,
+			    "fencing token of the grant held (- while waiting)" },
 };
 
 /* Output options. */
@@ -292,9 +299,28 @@ static bool holds(const struct hlock_lock_record *rec)
 	       rec->state == HLOCK_STATE_CONVERTING;
 }
 
+/* The record's fencing token; 0 while waiting or from an older module. */
+static uint64_t token(const struct hlock_lock_record *rec)
+{
+	const struct hlock_record_ext *ext = hlock_record_ext(rec);
+
+	return ext ? ext->token : 0;
+}
+
+/* The record's description into @buf, NUL-terminated whatever was sent. */
+static void why(const struct hlock_lock_record *rec, char *buf)
+{
+	const char *w = hlock_record_why(rec);
+	size_t n = strnlen(w, HLOCK_WHY_LEN - 1);
+
+	memcpy(buf, w, n);
+	buf[n] = '\0';
+}
+
 static char *cell(const struct hlock_lock_record *rec, int col)
 {
 	uint32_t pids[HLOCK_MAX_BLOCKERS];
+	char text[HLOCK_WHY_LEN];
 	struct sbuf b = { 0 };
 	unsigned int i, n;
 	char comm[HLOCK_COMM_LEN];
@@ -338,6 +364,14 @@ static char *cell(const struct hlock_lock_record *rec, int col)
 			sb_printf(&b, ",%s", ELLIPSIS);
 		if (!n)
 			sb_add(&b, "-", 1);
+		break;
+	case COL_WHY:
+		why(rec, text);
+		return text_cell(text, false);
+	case COL_TOKEN:
+		if (!token(rec))
+			return text_cell("", false);
+		sb_printf(&b, "%" PRIu64, token(rec));
 		break;
 	}
 	return sb_take(&b);
@@ -414,7 +448,7 @@ static void json_string(const char *s)
 static void json_record(const struct hlock_lock_record *rec)
 {
 	uint32_t pids[HLOCK_MAX_BLOCKERS];
-	char comm[HLOCK_COMM_LEN];
+	char comm[HLOCK_COMM_LEN], text[HLOCK_WHY_LEN];
 	unsigned int i, n;
 	int c;
 
@@ -457,6 +491,13 @@ static void json_record(const struct hlock_lock_record *rec)
 			for (i = 0; i < n; i++)
 				printf("%s%" PRIu32, i ? ", " : "", pids[i]);
 			putchar(']');
+			break;
+		case COL_WHY:
+			why(rec, text);
+			json_string(text);
+			break;
+		case COL_TOKEN:
+			printf("%" PRIu64, token(rec));
 			break;
 		}
 	}
@@ -654,7 +695,7 @@ static void __attribute__((noreturn)) help(void)
 " -J, --json             use JSON output format\n"
 " -n, --noheadings       don't print headings\n"
 " -o, --output <list>    output columns (comma-separated; +<list> adds to\n"
-"                          the default, which is all of them)\n"
+"                          the default, which is all but TOKEN)\n"
 "     --output-all       output all columns\n"
 " -p, --pid <pid>        only the requests of this process\n"
 " -r, --raw              raw output: single spaces, no truncation, spaces\n"
@@ -667,8 +708,9 @@ static void __attribute__((noreturn)) help(void)
 "\n"
 "JSON: {\"locks\": [{\"command\": \"x\", \"pid\": 12, \"resource\": \"db/c\",\n"
 "  \"mode\": \"S\", \"state\": \"granted\", \"wait_ns\": 0, \"held_ns\": 5,\n"
-"  \"blockers\": [34]}]}, only the -o columns; a converting request also\n"
-"  has \"convert_mode\" (\"mode\" is the held one).  The root is \"\", a\n"
+"  \"blockers\": [34], \"why\": \"\"}]}, only the -o columns (TOKEN adds\n"
+"  \"token\": 7, 0 while waiting); a converting request also has\n"
+"  \"convert_mode\" (\"mode\" is the held one).  The root is \"\", a\n"
 "  hidden PID 0.  Bytes that are not UTF-8 are escaped as \\u00NN.\n"
 "\n"
 "--stats: per level (Global, Database, Collection, Object: depth 0, 1, 2\n"
@@ -697,9 +739,12 @@ static void list_columns(void)
 		printf("%-8s %s\n", columns[c].name, columns[c].help);
 }
 
-static void default_columns(void)
+/* The default columns, or with @all every one. */
+static void default_columns(bool all)
 {
-	for (out.ncols = 0; out.ncols < NR_COLS; out.ncols++)
+	int n = all ? NR_COLS : NR_DEFAULT_COLS;
+
+	for (out.ncols = 0; out.ncols < n; out.ncols++)
 		out.cols[out.ncols] = out.ncols;
 }
 
@@ -711,7 +756,7 @@ static void parse_columns(const char *arg)
 
 	out.ncols = 0;
 	if (*p == '+') {
-		default_columns();
+		default_columns(false);
 		p++;
 	}
 	for (;;) {
@@ -765,7 +810,7 @@ int main(int argc, char **argv)
 	long pid = -1;
 	int fd, opt, ret;
 
-	default_columns();
+	default_columns(false);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "Jno:p:ruHhV", long_opts,
 				  NULL)) != -1) {
@@ -781,7 +826,7 @@ int main(int argc, char **argv)
 			table_opts = true;
 			break;
 		case OPT_OUTPUT_ALL:
-			default_columns();
+			default_columns(true);
 			table_opts = true;
 			break;
 		case 'p':
