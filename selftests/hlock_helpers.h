@@ -44,6 +44,27 @@ static inline bool have_device(void)
 	return access(HLOCK_DEVICE, F_OK) == 0;
 }
 
+/*
+ * Open @n lockers into @fd; each is -1 first, so that a teardown may close
+ * what is not -1 whatever happened.  Return: 0, -ENODEV without the
+ * device, or hlock_open()'s error.
+ */
+static inline int lockers_open(int *fd, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		fd[i] = -1;
+	if (!have_device())
+		return -ENODEV;
+	for (i = 0; i < n; i++) {
+		fd[i] = hlock_open();
+		if (fd[i] < 0)
+			return fd[i];
+	}
+	return 0;
+}
+
 static inline int raw_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	int ret = ioctl(fd, cmd, arg);
