@@ -346,9 +346,9 @@ t_ls_json() {
 	$L -J >"$OUT" 2>"$ERR" || bad "lshlock -J failed" || return 1
 	$J --lock-keys $LOCK_KEYS --exact --min-locks 6 <"$OUT" 2>>"$ERR" ||
 		bad "lshlock -J output rejected" || return 1
-	grep -q "{\"command\": \"hlock\", \"pid\": $holder, \"resource\": \"cli21/j\", \"mode\": \"X\", \"state\": \"granted\", \"wait_ns\": 0, \"held_ns\": [0-9]*, \"blockers\": \[\]}" \
+	grep -q "{\"command\": \"hlock\", \"pid\": $holder, \"resource\": \"cli21/j\", \"mode\": \"X\", \"state\": \"granted\", \"wait_ns\": 0, \"held_ns\": [0-9]*, \"blockers\": \[\], \"why\": \"\"}" \
 		"$OUT" || bad "no record of the holder" || return 1
-	grep -q "\"resource\": \"cli21/j\", \"mode\": \"X\", \"state\": \"waiting\", \"wait_ns\": [0-9]*, \"held_ns\": 0, \"blockers\": \[$holder\]}" \
+	grep -q "\"resource\": \"cli21/j\", \"mode\": \"X\", \"state\": \"waiting\", \"wait_ns\": [0-9]*, \"held_ns\": 0, \"blockers\": \[$holder\], \"why\": \"\"}" \
 		"$OUT" || bad "no record of the waiter"
 }
 
