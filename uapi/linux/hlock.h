@@ -264,7 +264,8 @@ struct hlock_stats_args {
 /**
  * struct hlock_lock_record - One request of the lock table.
  * @rec_len: Bytes from this record to the next: this header, the path
- *	and its NUL, padded to a multiple of 8.
+ *	and its NUL, padded to a multiple of 8, and on modules with
+ *	HLOCK_FEAT_TOKEN a struct hlock_record_ext.
  * @path_len: Bytes of the resource path that follows this header (a NUL
  *	comes after them); 0 for the root.
  * @pid: Process that made the locker's last lock call (so, for a locker
@@ -313,7 +314,10 @@ struct hlock_lock_record {
  *	at HLOCK_RECORD_EXT_OFFSET(path_len) from its start, on modules with
  *	HLOCK_FEAT_TOKEN; older modules' records end before it (their
  *	@rec_len says so), and older readers skip it.
- * @token: Fencing token of the grant held (granted or converting), else 0.
+ * @token: Fencing token of the grant held (granted or converting), else
+ *	0: while waiting, and for an intent a lock call took on its way
+ *	while that call still waits further down (the levels one lock call
+ *	made or converted share its token, given once all are granted).
  * @lease_ns: With HLOCK_REC_LEASE, time left on the lease: negative once
  *	it expired (it is taken over only when a conflicting request waits).
  * @flags: HLOCK_REC_*.
@@ -490,7 +494,8 @@ struct hlock_yield_args {
  *	struct hlock_lock_args.
  * @path_len: Length of @path in bytes; 0 names the global root.
  * @flags: Must be zero.
- * @token: Set to the fencing token of the locker's grant on the path.
+ * @token: Set to the fencing token of the locker's grant on the path;
+ *	its value on input is ignored.
  * @reserved: Must be zero.
  */
 struct hlock_token_args {
@@ -537,14 +542,23 @@ struct hlock_describe_args {
 /*
  * HLOCK_IOC_TOKEN: the fencing token of the locker's grant on a path: a
  * number from a counter of the lock space, strictly increasing over every
- * grant of a new request or a conversion there.  Returns 0, or -1 with
- * errno ENOENT when the locker holds nothing on the path.
+ * grant of a new request or a conversion there.  One lock call draws one
+ * token once everything it asked for is granted; the levels it made or
+ * converted (the path, and the intents it took or raised above) share
+ * it; a recursion or a downgrade keeps the token held.  A grant's token is
+ * greater than that of every grant before it in the lock space, the
+ * holders it waited for included.  Returns 0, or -1 with errno ENOENT
+ * when the locker holds nothing on the path (yet: a level its lock call
+ * in flight took so far has no token).
  */
 #define HLOCK_IOC_TOKEN		_IOWR(HLOCK_IOC_MAGIC, 11, struct hlock_token_args)
 /*
  * HLOCK_IOC_DESCRIBE: set the locker's description (MongoDB's "why"),
- * shown in the lock table, lshlock, debugfs and the slow-wait log.
- * Returns 0, or -1 with errno ENAMETOOLONG, EINVAL, EFAULT.
+ * shown in the lock table, lshlock, debugfs and the slow-wait log, for
+ * every request of the locker, from now on (zero length clears it).
+ * Returns 0, or -1 with errno ENAMETOOLONG, EINVAL (a NUL byte in it,
+ * flags or reserved not zero), EFAULT; on failure the description stays
+ * as it was.
  */
 #define HLOCK_IOC_DESCRIBE	_IOW(HLOCK_IOC_MAGIC, 12, struct hlock_describe_args)
 
