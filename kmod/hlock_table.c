@@ -184,9 +184,8 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 		rec->held_ns = s->now - req->since;
 	hl_path_fill(req->head, (char *)(rec + 1), len);
 	ext = hl_rec_ext(rec, len);
-	/* A new request that waits holds nothing: its token is still 0. */
-	if (rec->state != HLOCK_STATE_WAITING)
-		ext->token = req->token;
+	/* 0 for a new request until its lock call is granted. */
+	ext->token = req->token;
 	/* leases: hl_lease_fill(req, ext) goes here */
 	memcpy(ext->why, f->why, sizeof(ext->why));
 	s->count++;
