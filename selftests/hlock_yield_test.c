@@ -492,6 +492,54 @@ TEST_F_TIMEOUT(yield, deadlock_on_the_way_back, TEST_TMO)
 		  stats_of(fd[0], HLOCK_STATS_GLOBAL).yields);
 }
 
+/*
+ * While a yield waits on its way back, the locker is the yielder's: a
+ * process sharing it cannot unlock or downgrade what is back already (k,
+ * off the path the yield waits on), nor lock or yield; it can look.  Once
+ * the waiter leaves, the yield ends with everything back.
+ */
+TEST_F_TIMEOUT(yield, others_busy_meanwhile, TEST_TMO)
+{
+	int fd = self->fd[0];
+	pid_t me = getpid(), helper;
+
+	ASSERT_EQ(0, hlock_lock(fd, "k", S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd, "t", X, 0, 0));
+	self->child = spawn_waiter("t", X, self->p[1], self->ctl[0], 0, NL);
+	ASSERT_LT(0, self->child);
+	ASSERT_TRUE(see_wait(fd, self->child, "t", X));
+
+	helper = fork_child(fd, self->ctl[1]);
+	ASSERT_LE(0, helper);
+	if (!helper) {
+		/* The yielder waits for t, k back already. */
+		if (!see_wait(fd, me, "t", X))
+			_exit(10);
+		if (hlock_held(fd, "k") != S)
+			_exit(11);
+		if (hlock_unlock(fd, "k") != -EBUSY)
+			_exit(12);
+		if (hlock_downgrade(fd, "k", IS) != -EBUSY)
+			_exit(13);
+		if (hlock_lock(fd, "z", S, 0, 0) != -EBUSY)
+			_exit(14);
+		if (hlock_yield(fd, 0) != -EBUSY)
+			_exit(15);
+		/* Let the waiter go: the yield gets t. */
+		report(self->ctl[1], 'q');
+		_exit(0);
+	}
+	ASSERT_EQ(0, hlock_yield(fd, -1));
+	ASSERT_EQ(0, child_status(helper));
+	ASSERT_EQ(0, child_status(self->child));
+	self->child = 0;
+	ASSERT_EQ(S, hlock_held(fd, "k"));
+	ASSERT_EQ(X, hlock_held(fd, "t"));
+	ASSERT_EQ(0, hlock_unlock(fd, "t"));
+	ASSERT_EQ(0, hlock_unlock(fd, "k"));
+	ASSERT_EQ(NL, hlock_held(fd, ""));
+}
+
 /* Every rejected argument, one at a time, the rest valid. */
 TEST_F_TIMEOUT(yield, bad_arguments, TEST_TMO)
 {
