@@ -151,6 +151,11 @@ struct hl_ring {
  * @async: The operation in flight was queued with HLOCK_F_ASYNC; only
  *	such an operation can be collected by HLOCK_IOC_WAIT or cancelled by
  *	HLOCK_IOC_UNLOCK.
+ * @yielding: A yield (hlock_yield.c) is between its release and the end
+ *	of its re-acquisition: lock calls of tasks other than @yielder
+ *	(io_uring's included), unlock, downgrade and yield fail with EBUSY
+ *	meanwhile.  Next to the fields every lock call reads, in what was
+ *	padding; @yielder is read only while it is set.
  * @owner: The process of the last lock call (thread group leader's pid);
  *	RCU-protected, for the lock tables of other lockers.
  * @comm: Its command name then.
@@ -172,10 +177,7 @@ struct hl_ring {
  * @ring: Its lock in flight through io_uring, if any; under @lock.  Last:
  *	only ring locks use it, and the fields every lock call uses keep
  *	their places.
- * @yielder: Under @lock, the task whose yield (hlock_yield.c) is between
- *	its release and the end of its re-acquisition, else NULL: lock calls
- *	of other tasks (io_uring's included), unlock, downgrade and yield
- *	fail with EBUSY meanwhile.
+ * @yielder: Under @lock, while @yielding, the task that yields.
  */
 struct hl_file {
 	struct hl_locker lk;
@@ -190,6 +192,7 @@ struct hl_file {
 	unsigned int gen;
 	bool wake;
 	bool async;
+	bool yielding;
 	struct pid __rcu *owner;
 	char comm[HLOCK_COMM_LEN];
 	struct hlock_stats stats;

@@ -477,7 +477,7 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 
 	lockdep_assert_held(&f->lock);
 	/* A yield owns the locker until everything is back (hl_do_yield()). */
-	if (f->yielder && f->yielder != current)
+	if (unlikely(f->yielding) && f->yielder != current)
 		return -EBUSY;
 	/* Only the privileged jump queues (hl_file_open()). */
 	if (flags & (HLOCK_F_FRONT | HLOCK_F_COMPAT_FIRST) && !f->may_jump)
@@ -827,7 +827,7 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		goto out_unlock;
 	}
 	/* A yield owns the locker until everything is back. */
-	if (f->yielder && op != HLOCK_IOC_HELD) {
+	if (f->yielding && op != HLOCK_IOC_HELD) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}

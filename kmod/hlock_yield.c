@@ -204,7 +204,7 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
 	/* Async, ring or another thread's lock in flight, or its yield. */
-	if (f->lk.op.state != HL_OP_IDLE || f->yielder) {
+	if (f->lk.op.state != HL_OP_IDLE || f->yielding) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
@@ -215,6 +215,7 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	if (ret)
 		goto out_unlock;
 	f->yielder = current;
+	f->yielding = true;
 	hl_stat_add(f, yields, 1);
 	if (trace_hlock_yield_enabled())
 		trace_hlock_yield(hl_file_pid_ns(f, &init_pid_ns), y.nr,
@@ -232,6 +233,7 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	/* Failed: the locker holds nothing, as after a close. */
 	if (ret)
 		hl_file_release_all(f, &g);
+	f->yielding = false;
 	f->yielder = NULL;
 out_unlock:
 	hl_file_unlock(f);
