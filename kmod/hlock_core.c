@@ -1363,6 +1363,29 @@ unsigned int hl_held(struct hl_locker *lk, struct hl_head *h)
 }
 
 /**
+ * hl_req_blocks() - Whether a granted request stands in a waiter's way.
+ * @req: A granted request of a locker with no operation in flight (so no
+ *	conversion of it is pending).
+ *
+ * O(1): a look at its head's masks.  A partitioned head has nothing
+ * waiting, so the head's own masks are the whole truth.
+ *
+ * Context: the locker lock held; takes the head lock.
+ * Return: true when a request waits on @req's resource, or a conversion is
+ * pending there, for a mode that conflicts with the mode @req holds.
+ */
+bool hl_req_blocks(struct hl_req *req)
+{
+	struct hl_head *h = req->head;
+	bool blocks;
+
+	hl_head_lock(h);
+	blocks = hl_conflicts(req->mode, h->wait_mask);
+	hl_head_unlock(h);
+	return blocks;
+}
+
+/**
  * hl_locker_release_some() - Release a locker's requests, deepest first.
  * @lk: The locker, with no operation in flight (hl_op_finish() done).
  * @g: Lockers the releases granted.

@@ -456,6 +456,7 @@ static inline unsigned int hl_locker_spares_needed(const struct hl_locker *lk)
 void hl_locker_add_spare(struct hl_locker *lk, struct hl_req *req);
 bool hl_locker_release_some(struct hl_locker *lk, struct hl_grants *g,
 			    unsigned int budget);
+bool hl_req_blocks(struct hl_req *req);
 void hl_locker_drop_spares(struct hl_locker *lk);
 
 int hl_op_claim(struct hl_locker *lk, unsigned int nr, unsigned int mode,

@@ -11,6 +11,7 @@
  *   hlock_table.c   the lock table (HLOCK_IOC_TABLE) and debugfs
  *   hlock_why.c     fencing tokens and lockers' descriptions
  *   hlock_uring.c   lock, unlock and downgrade through io_uring
+ *   hlock_yield.c   yield: release everything, let waiters in, re-acquire
  *   hlock_main.c    the device, its ioctls, module parameters, init
  *
  * Lock order: hl_file.lock (a mutex, one per locker), then a head lock
@@ -156,6 +157,11 @@ struct hl_ring {
  * @async: The operation in flight was queued with HLOCK_F_ASYNC; only
  *	such an operation can be collected by HLOCK_IOC_WAIT or cancelled by
  *	HLOCK_IOC_UNLOCK.
+ * @yielding: A yield (hlock_yield.c) is between its release and the end
+ *	of its re-acquisition: lock calls of tasks other than @yielder
+ *	(io_uring's included), unlock, downgrade and yield fail with EBUSY
+ *	meanwhile.  Next to the fields every lock call reads, in what was
+ *	padding; @yielder is read only while it is set.
  * @owner: The process of the last lock call (thread group leader's pid);
  *	RCU-protected, for the lock tables of other lockers.
  * @comm: Its command name then.
@@ -179,6 +185,7 @@ struct hl_ring {
  * @ring: Its lock in flight through io_uring, if any; under @lock.  Last:
  *	only ring locks use it, and the fields every lock call uses keep
  *	their places.
+ * @yielder: Under @lock, while @yielding, the task that yields.
  */
 struct hl_file {
 	struct hl_locker lk;
@@ -193,6 +200,7 @@ struct hl_file {
 	unsigned int gen;
 	bool wake;
 	bool async;
+	bool yielding;
 	struct pid __rcu *owner;
 	char comm[HLOCK_COMM_LEN];
 	struct hlock_stats stats;
@@ -208,6 +216,7 @@ struct hl_file {
 	char pathbuf[HLOCK_PATH_MAX + 1];
 	char why[HLOCK_WHY_LEN];
 	struct hl_ring ring;
+	struct task_struct *yielder;
 };
 
 static inline struct hl_file *hl_file_of(struct hl_locker *lk)
@@ -264,6 +273,12 @@ struct io_uring_cmd *hl_do_ring_cancel(struct hl_file *f,
 int hl_do_wait(struct hl_file *f, s64 timeout_ns);
 bool hl_file_polled(struct hl_file *f);
 void hl_grants_continue(struct hl_grants *g);
+void hl_file_unlock(struct hl_file *f);
+ktime_t hl_deadline(s64 timeout_ns);
+int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
+		 unsigned int mode, unsigned int flags, s64 timeout_ns,
+		 ktime_t deadline, struct hl_grants *g);
+void hl_file_release_all(struct hl_file *f, struct hl_grants *g);
 
 /**
  * hl_grants_run() - Continue the operations a caller's grant passes
@@ -277,6 +292,9 @@ static inline void hl_grants_run(struct hl_grants *g)
 	if (!list_empty(&g->lockers))
 		hl_grants_continue(g);
 }
+
+/* hlock_yield.c */
+int hl_do_yield(struct hl_file *f, s64 timeout_ns);
 
 /* hlock_uring.c */
 void hl_ring_init(struct hl_file *f);

@@ -116,13 +116,16 @@ static void hl_slot_changed(struct hl_file *f)
 	f->wake = true;
 }
 
-/*
- * Drop f->lock and wake the sleepers of a slot that moved on, if any (a
- * lock granted at once has none, and need not take the wait queue's
- * lock).  The barrier in wq_has_sleeper() pairs with the one a sleeper
- * sets its state with before it looks at f->gen.
+/**
+ * hl_file_unlock() - Drop a locker's lock, and wake the sleepers of its
+ *	slot if it moved on.
+ * @f: The locker, its lock held.
+ *
+ * A lock granted at once moved nothing, and need not take the wait
+ * queue's lock.  The barrier in wq_has_sleeper() pairs with the one a
+ * sleeper sets its state with before it looks at f->gen.
  */
-static void hl_file_unlock(struct hl_file *f)
+void hl_file_unlock(struct hl_file *f)
 {
 	bool wake = f->wake;
 
@@ -353,8 +356,13 @@ static int hl_wait_slot(struct hl_file *f, unsigned int seen, ktime_t deadline)
 	return ret;
 }
 
-/* When a wait of @timeout_ns (negative: forever) that starts now ends. */
-static ktime_t hl_deadline(s64 timeout_ns)
+/**
+ * hl_deadline() - When a wait that starts now ends.
+ * @timeout_ns: Its length; negative waits forever.
+ *
+ * Return: the deadline on CLOCK_MONOTONIC, KTIME_MAX for never.
+ */
+ktime_t hl_deadline(s64 timeout_ns)
 {
 	return timeout_ns < 0 ? KTIME_MAX : ktime_add_ns(ktime_get(), timeout_ns);
 }
@@ -468,6 +476,9 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 	int ret;
 
 	lockdep_assert_held(&f->lock);
+	/* A yield owns the locker until everything is back (hl_do_yield()). */
+	if (unlikely(f->yielding) && f->yielder != current)
+		return -EBUSY;
 	/* Only the privileged jump queues (hl_file_open()). */
 	if (flags & (HLOCK_F_FRONT | HLOCK_F_COMPAT_FIRST) && !f->may_jump)
 		return -EPERM;
@@ -507,6 +518,69 @@ static int hl_lock_give_up(struct hl_file *f, int ret, struct hl_grants *g)
 }
 
 /**
+ * hl_lock_call() - The body of a lock call, in the locker's slot.
+ * @f: The locker; its lock held, and dropped while the call waits.
+ * @buf: The path, NUL-terminated.
+ * @len: Its length.
+ * @mode: The mode for the last level.
+ * @flags: HLOCK_F_*.
+ * @timeout_ns: As in struct hlock_lock_args.
+ * @deadline: When its waits end (KTIME_MAX: never); 0 to take it from
+ *	@timeout_ns when it first waits.  A caller making several calls
+ *	under one timeout passes the same deadline to each.
+ * @g: Lockers its grant passes granted, for the caller to run.
+ *
+ * Context: process context, f->lock held; may sleep.
+ * Return: 0 or -errno, as HLOCK_IOC_LOCK; the slot is empty unless an
+ * HLOCK_F_ASYNC call is queued (-EINPROGRESS).
+ */
+int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
+		 unsigned int mode, unsigned int flags, s64 timeout_ns,
+		 ktime_t deadline, struct hl_grants *g)
+{
+	struct hl_locker *lk = &f->lk;
+	int ret;
+
+	lockdep_assert_held(&f->lock);
+	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, g);
+	if (ret != -EINPROGRESS)
+		return ret;
+	if (flags & HLOCK_F_ASYNC) {
+		f->async = true;
+		return ret;
+	}
+	if (!timeout_ns)
+		return hl_lock_give_up(f, -EAGAIN, g);
+	if (!deadline)
+		deadline = hl_deadline(timeout_ns);
+	/*
+	 * The slot is this call's own (not async): nobody else can collect
+	 * or withdraw it; a continuation moves it on.
+	 */
+	do {
+		unsigned int seen = f->gen;
+
+		hl_file_unlock(f);
+		hl_grants_run(g);
+		ret = hl_wait_slot(f, seen, deadline);
+		mutex_lock(&f->lock);
+		/* A grant that raced with the timeout or the signal wins. */
+		switch (hl_op_continue(lk, g)) {
+		case -EINPROGRESS:
+			break;
+		case 0:
+			hl_op_clear(f, g);
+			return 0;
+		default:
+			ret = lk->op.error;
+			hl_op_clear(f, g);
+			return ret;
+		}
+	} while (!ret);
+	return hl_lock_give_up(f, ret, g);
+}
+
+/**
  * hl_do_lock() - HLOCK_IOC_LOCK.
  * @f: The locker.
  * @buf: The path, NUL-terminated.
@@ -521,53 +595,12 @@ static int hl_lock_give_up(struct hl_file *f, int ret, struct hl_grants *g)
 int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 	       unsigned int mode, unsigned int flags, s64 timeout_ns)
 {
-	struct hl_locker *lk = &f->lk;
 	struct hl_grants g;
-	ktime_t deadline;
 	int ret;
 
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, &g);
-	if (ret != -EINPROGRESS)
-		goto out_unlock;
-	if (flags & HLOCK_F_ASYNC) {
-		f->async = true;
-		goto out_unlock;
-	}
-	if (!timeout_ns) {
-		ret = hl_lock_give_up(f, -EAGAIN, &g);
-		goto out_unlock;
-	}
-	deadline = hl_deadline(timeout_ns);
-	/*
-	 * The slot is this call's own (not async): nobody else can collect
-	 * or withdraw it; a continuation moves it on.
-	 */
-	do {
-		unsigned int seen = f->gen;
-
-		hl_file_unlock(f);
-		hl_grants_run(&g);
-		ret = hl_wait_slot(f, seen, deadline);
-		mutex_lock(&f->lock);
-		/* A grant that raced with the timeout or the signal wins. */
-		switch (hl_op_continue(lk, &g)) {
-		case -EINPROGRESS:
-			break;
-		case 0:
-			ret = 0;
-			goto out_clear;
-		default:
-			ret = lk->op.error;
-			goto out_clear;
-		}
-	} while (!ret);
-	ret = hl_lock_give_up(f, ret, &g);
-	goto out_unlock;
-out_clear:
-	hl_op_clear(f, &g);
-out_unlock:
+	ret = hl_lock_call(f, buf, len, mode, flags, timeout_ns, 0, &g);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
 	return ret;
@@ -793,6 +826,11 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		ret = PTR_ERR(p);
 		goto out_unlock;
 	}
+	/* A yield owns the locker until everything is back. */
+	if (f->yielding && op != HLOCK_IOC_HELD) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
 	on = op == HLOCK_IOC_HELD || lk->op.state == HL_OP_IDLE ? 0 :
 	     hl_on_path(f, p, buf);
 	if (on) {
@@ -918,11 +956,31 @@ void hl_file_put(struct hl_file *f)
 }
 
 /**
- * hl_file_release() - Close a locker: cancel, release, put.
- * @f: The locker.
+ * hl_file_release_all() - Release everything a locker holds.
+ * @f: The locker, with no operation in flight.
+ * @g: Lockers the releases granted.
  *
  * Releases in batches, giving the lock and the CPU up in between, so a
  * locker holding many resources never holds anything for long.
+ *
+ * Context: process context, f->lock held (dropped between batches).
+ */
+void hl_file_release_all(struct hl_file *f, struct hl_grants *g)
+{
+	lockdep_assert_held(&f->lock);
+	while (!hl_locker_release_some(&f->lk, g, HL_RELEASE_BATCH)) {
+		hl_file_unlock(f);
+		hl_grants_run(g);
+		cond_resched();
+		mutex_lock(&f->lock);
+	}
+}
+
+/**
+ * hl_file_release() - Close a locker: cancel, release, put.
+ * @f: The locker.
+ *
+ * Releases as hl_file_release_all() does.
  */
 void hl_file_release(struct hl_file *f)
 {
@@ -941,12 +999,7 @@ void hl_file_release(struct hl_file *f)
 		hl_op_cancel_counted(f, HLOCK_CANCEL_CLOSE, &g);
 	if (lk->op.state != HL_OP_IDLE)
 		hl_op_clear(f, &g);
-	while (!hl_locker_release_some(lk, &g, HL_RELEASE_BATCH)) {
-		hl_file_unlock(f);
-		hl_grants_run(&g);
-		cond_resched();
-		mutex_lock(&f->lock);
-	}
+	hl_file_release_all(f, &g);
 	hl_locker_drop_spares(lk);
 	hl_file_unlock(f);
 	hl_grants_run(&g);

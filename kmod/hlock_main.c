@@ -225,7 +225,12 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 	return ret;
 }
 
-static long hl_ioctl_wait(struct hl_file *f, size_t usize, void __user *uarg)
+/*
+ * HLOCK_IOC_WAIT and HLOCK_IOC_YIELD, whose arguments are a timeout and
+ * the same other fields, in the same places (hl_init() checks).
+ */
+static long hl_ioctl_timed(struct hl_file *f, unsigned int nr, size_t usize,
+			   void __user *uarg)
 {
 	struct hlock_wait_args args;
 	long ret;
@@ -235,6 +240,8 @@ static long hl_ioctl_wait(struct hl_file *f, size_t usize, void __user *uarg)
 		return ret;
 	if (args.flags || args.__pad || args.reserved[0] || args.reserved[1])
 		return -EINVAL;
+	if (nr == _IOC_NR(HLOCK_IOC_YIELD))
+		return hl_do_yield(f, args.timeout_ns);
 	return hl_do_wait(f, args.timeout_ns);
 }
 
@@ -288,7 +295,7 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 	info.path_max = HLOCK_PATH_MAX;
 	info.flags = HLOCK_F_ALL;
 	info.grant_policy = hl_grant_policy();
-	info.features = HLOCK_FEAT_URING | HLOCK_FEAT_TOKEN |
+	info.features = HLOCK_FEAT_URING | HLOCK_FEAT_YIELD | HLOCK_FEAT_TOKEN |
 			HLOCK_FEAT_DESCRIBE;
 	if (copy_to_user(uarg, &info, n))
 		return -EFAULT;
@@ -322,6 +329,7 @@ static const struct {
 	HL_CMD(HLOCK_IOC_TABLE, struct hlock_table_args),
 	HL_CMD(HLOCK_IOC_TOKEN, struct hlock_token_args),
 	HL_CMD(HLOCK_IOC_DESCRIBE, struct hlock_describe_args),
+	HL_CMD(HLOCK_IOC_YIELD, struct hlock_yield_args),
 };
 
 static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -346,7 +354,8 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case _IOC_NR(HLOCK_IOC_HELD):
 		return hl_ioctl_path(f, want, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_WAIT):
-		return hl_ioctl_wait(f, usize, uarg);
+	case _IOC_NR(HLOCK_IOC_YIELD):
+		return hl_ioctl_timed(f, nr, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_STATS):
 		return hl_ioctl_stats(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_TABLE):
@@ -410,6 +419,14 @@ static int __init hl_init(void)
 	BUILD_BUG_ON(sizeof(struct hlock_info) != 56);
 	BUILD_BUG_ON(sizeof(struct hlock_stats_args) != 40);
 	BUILD_BUG_ON(sizeof(struct hlock_table_args) != 48);
+	BUILD_BUG_ON(sizeof(struct hlock_yield_args) != 32);
+	/* hl_ioctl_timed() reads both through struct hlock_wait_args. */
+	BUILD_BUG_ON(sizeof(struct hlock_yield_args) !=
+		     sizeof(struct hlock_wait_args));
+	BUILD_BUG_ON(offsetof(struct hlock_yield_args, flags) !=
+		     offsetof(struct hlock_wait_args, flags));
+	BUILD_BUG_ON(offsetof(struct hlock_yield_args, reserved) !=
+		     offsetof(struct hlock_wait_args, reserved));
 	BUILD_BUG_ON(sizeof(struct hlock_uring_args) != 16);
 	BUILD_BUG_ON(sizeof(struct hlock_lock_record) != 96);
 	BUILD_BUG_ON(sizeof(struct hlock_record_ext) != 88);

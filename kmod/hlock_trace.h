@@ -147,6 +147,27 @@ TRACE_EVENT(hlock_cancel,
 				   { HLOCK_CANCEL_RING, "ring" }))
 );
 
+/*
+ * A yield releases the resources its locker held, to lock them again
+ * within timeout_ns: the grants it lets in and its lock calls follow.
+ */
+TRACE_EVENT(hlock_yield,
+	TP_PROTO(int pid, unsigned int resources, s64 timeout_ns),
+	TP_ARGS(pid, resources, timeout_ns),
+	TP_STRUCT__entry(
+		__field(int, pid)
+		__field(unsigned int, resources)
+		__field(s64, timeout_ns)
+	),
+	TP_fast_assign(
+		__entry->pid = pid;
+		__entry->resources = resources;
+		__entry->timeout_ns = timeout_ns;
+	),
+	TP_printk("pid=%d resources=%u timeout_ns=%lld", __entry->pid,
+		  __entry->resources, __entry->timeout_ns)
+);
+
 #endif /* _HLOCK_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

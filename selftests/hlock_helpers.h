@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -128,6 +129,24 @@ static inline void stop_child(pid_t pid)
 	wait_child(pid);
 }
 
+/*
+ * fork(): in the child, which dies with its parent, only the descriptors
+ * @keep1 and @keep2 stay open.  Return: as fork().
+ */
+static inline pid_t fork_child(int keep1, int keep2)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close_inherited(keep1, keep2);
+	return 0;
+}
+
 static volatile sig_atomic_t usr1_count;
 
 static inline void on_usr1(int sig)
@@ -155,15 +174,10 @@ static inline int install_usr1(void)
 static inline pid_t start_nagger(int every_ms)
 {
 	pid_t target = getpid();
-	pid_t pid;
+	pid_t pid = fork_child(-1, -1);
 
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
 	if (pid)
 		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	close_inherited(-1, -1);
 	for (;;) {
 		usleep(every_ms * 1000);
 		if (getppid() != target || kill(target, SIGUSR1))

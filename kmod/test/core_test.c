@@ -1465,6 +1465,32 @@ static void test_partitions(void)
 	reset();
 }
 
+/* The request of locker @i on @path (which it holds). */
+static struct hl_req *req_of(int i, const char *path)
+{
+	return hl_locker_find(&lockers[i].lk, find_head(path));
+}
+
+/* A request blocks a waiter: only one whose mode conflicts with it. */
+static void test_req_blocks(void)
+{
+	CHECK(lock(0, "w", HLOCK_IS, 0) == 0 && lock(1, "w", HLOCK_S, 0) == 0,
+	      "IS, S");
+	CHECK(!hl_req_blocks(req_of(0, "w")) && !hl_req_blocks(req_of(1, "w")),
+	      "nobody waits");
+	CHECK(lock(2, "w", HLOCK_IX, 0) == -EINPROGRESS, "IX waits");
+	CHECK(!hl_req_blocks(req_of(0, "w")), "IS does not block IX");
+	CHECK(hl_req_blocks(req_of(1, "w")), "S blocks IX");
+	CHECK(!hl_req_blocks(req_of(1, "")), "nothing waits on the root");
+	reset();
+
+	CHECK(lock(0, "w", HLOCK_S, 0) == 0 && lock(1, "w", HLOCK_S, 0) == 0,
+	      "S, S");
+	CHECK(lock(1, "w", HLOCK_X, 0) == -EINPROGRESS, "a conversion waits");
+	CHECK(hl_req_blocks(req_of(0, "w")), "S blocks the conversion");
+	reset();
+}
+
 /* Blockers are named and counted in bounded time. */
 static void test_blockers(void)
 {
@@ -1621,6 +1647,7 @@ int main(void)
 	test_many_held();
 	test_partitions();
 	test_blockers();
+	test_req_blocks();
 	for (seed = 1; seed <= 200; seed++)
 		test_random(seed, 400);
 	/* Every level asked for was granted or withdrawn; every wait ended. */

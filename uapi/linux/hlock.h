@@ -530,6 +530,13 @@ struct hlock_describe_args {
  * back, also at once without releasing anything when nobody waits on what
  * the locker holds; or -1 with errno ETIMEDOUT, EAGAIN, EINTR or EDEADLK,
  * and the locker then holds nothing; EBUSY with a request in flight.
+ * Each resource comes back in the mode it was held in, with as many
+ * acquisitions; the re-acquisition queues FIFO behind the waiters still
+ * there and counts as lock calls.  Also EBUSY: another thread of the
+ * locker yields (its lock, unlock and downgrade calls fail so meanwhile);
+ * ENOMEM before releasing (the locker is as it was) or while
+ * re-acquiring, and ENOLCK (max_locks_per_locker lowered), the locker
+ * then holding nothing.
  */
 #define HLOCK_IOC_YIELD		_IOW(HLOCK_IOC_MAGIC, 9, struct hlock_yield_args)
 /*
