@@ -12,11 +12,13 @@
  *   hlock_why.c     fencing tokens and lockers' descriptions
  *   hlock_uring.c   lock, unlock and downgrade through io_uring
  *   hlock_yield.c   yield: release everything, let waiters in, re-acquire
+ *   hlock_ticket.c  read and write ticket pools
  *   hlock_main.c    the device, its ioctls, module parameters, init
  *
  * Lock order: hl_file.lock (a mutex, one per locker), then a head lock
  * (hl_head.lock, a spinlock, never two at once), then a partition lock
- * (hl_part.lock).  RCU protects resources between a lookup and the
+ * (hl_part.lock).  A ticket pool's lock (a spinlock) nests inside
+ * hl_file.lock only, never with a head lock.  RCU protects resources between a lookup and the
  * request that keeps them.  Nothing that disables preemption is held for
  * work whose size a user chooses.
  */
@@ -112,6 +114,40 @@ struct hl_path {
 	u16 nlen[HL_MAX_LEVELS];
 };
 
+/* States of hl_ticket.state. */
+enum hl_ticket_state {
+	HL_TICKET_NONE,		/* no ticket, none waited for */
+	HL_TICKET_WAITING,	/* on its pool's list */
+	HL_TICKET_HELD,		/* holds one (handed or taken) */
+};
+
+/**
+ * struct hl_ticket - A locker's ticket (hlock_ticket.c).
+ * @node: Entry in its pool's list of waiters while it waits.
+ * @since: hl_clock() when it began to wait.
+ * @pool: HLOCK_TICKET_* of the ticket it holds or waits for.
+ * @state: enum hl_ticket_state.
+ * @pending: The operation in the slot is pending its ticket: claimed, not
+ *	started; it starts once the ticket is handed over (or failed to,
+ *	see @error).
+ * @error: Why the operation failed to start once its ticket came; the
+ *	slot keeps it, not started, until it is collected.
+ *
+ * @node and @state are protected by the pool's lock; the locker reads
+ * @state under its own lock alone when it is not HL_TICKET_WAITING (only
+ * the locker moves it then).  @since and @pool are written under both
+ * locks while @state is HL_TICKET_NONE.  @pending and @error are protected
+ * by the locker lock.
+ */
+struct hl_ticket {
+	struct list_head node;
+	u64 since;
+	unsigned int pool;
+	unsigned int state;
+	bool pending;
+	int error;
+};
+
 struct io_uring_cmd;
 
 /**
@@ -186,6 +222,7 @@ struct hl_ring {
  *	only ring locks use it, and the fields every lock call uses keep
  *	their places.
  * @yielder: Under @lock, while @yielding, the task that yields.
+ * @tk: Its ticket; only limited pools use it.
  */
 struct hl_file {
 	struct hl_locker lk;
@@ -217,6 +254,7 @@ struct hl_file {
 	char why[HLOCK_WHY_LEN];
 	struct hl_ring ring;
 	struct task_struct *yielder;
+	struct hl_ticket tk;
 };
 
 static inline struct hl_file *hl_file_of(struct hl_locker *lk)
@@ -304,6 +342,15 @@ void hl_ring_post(struct io_uring_cmd *cmd, int res);
 void hl_ring_release(struct hl_file *f);
 int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 void hl_ring_exit(void);
+
+/* hlock_ticket.c */
+int hl_ticket_take(struct hl_file *f, unsigned int mode, bool try);
+bool hl_ticket_ready(struct hl_file *f);
+void hl_ticket_withdraw(struct hl_file *f);
+void hl_ticket_put(struct hl_file *f, struct hl_grants *g);
+void hl_ticket_stats(struct hl_file *f, struct hlock_ticket_stats *ts);
+struct dentry;
+void hl_ticket_debugfs(struct dentry *dir);
 
 /* A mode a lock call may ask for. */
 static inline bool hl_mode_valid(unsigned int mode)

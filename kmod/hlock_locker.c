@@ -257,6 +257,88 @@ void hl_resched(void)
 	cond_resched();
 }
 
+/*
+ * The one place a ticket goes back: once the locker holds nothing and has
+ * nothing in flight (after its last unlock, a failed or cancelled lock
+ * call that left it holding nothing, or close), it returns its ticket, if
+ * it has one.  Context: f->lock held.
+ */
+static void hl_file_ticket_put(struct hl_file *f, struct hl_grants *g)
+{
+	lockdep_assert_held(&f->lock);
+	if (f->lk.op.state == HL_OP_IDLE && !f->lk.nr_reqs &&
+	    unlikely(f->tk.state == HL_TICKET_HELD))
+		hl_ticket_put(f, g);
+}
+
+/*
+ * The one place a ticket is taken: a lock call of a locker that holds
+ * nothing takes one, or queues for one, before its operation starts.  A
+ * try gives up rather than wait, and is counted so.  Context: f->lock
+ * held, the slot claimed.  Return: 0 (go on), -EINPROGRESS (the operation
+ * is pending its ticket) or -EAGAIN.
+ */
+static int hl_file_ticket_take(struct hl_file *f, unsigned int mode,
+			       bool try)
+{
+	int ret;
+
+	lockdep_assert_held(&f->lock);
+	if (f->lk.nr_reqs || f->tk.state != HL_TICKET_NONE)
+		return 0;
+	ret = hl_ticket_take(f, mode, try);
+	if (ret == -EINPROGRESS)
+		f->tk.pending = true;
+	else if (ret)
+		hl_gave_up(f, mode, ret);
+	return ret;
+}
+
+/*
+ * Move the operation in the slot on, as hl_op_continue() does; one pending
+ * its ticket starts once the ticket came (and is then done, or waits at a
+ * level).  Context: f->lock held.  Return: as hl_op_continue().
+ */
+static int hl_lock_continue(struct hl_file *f, struct hl_grants *g)
+{
+	int ret;
+
+	if (likely(!f->tk.pending))
+		return hl_op_continue(&f->lk, g);
+	if (f->tk.error)
+		return f->tk.error;
+	if (!hl_ticket_ready(f))
+		return -EINPROGRESS;
+	ret = hl_op_start(&f->lk, g);
+	if (ret == -EINPROGRESS) {
+		f->tk.pending = false;
+		return ret;
+	}
+	/* Failed: the slot keeps the operation, not started, until collected. */
+	if (ret)
+		f->tk.error = ret;
+	else
+		f->tk.pending = false;
+	WRITE_ONCE(f->granted, true);
+	hl_slot_changed(f);
+	return ret;
+}
+
+/*
+ * Undo the operation in flight, as hl_op_cancel() does; one pending its
+ * ticket leaves the pool's queue.  Context: f->lock held.
+ */
+static void hl_lock_cancel(struct hl_file *f, struct hl_grants *g)
+{
+	if (likely(!f->tk.pending)) {
+		hl_op_cancel(&f->lk, g);
+		return;
+	}
+	hl_ticket_withdraw(f);
+	f->tk.pending = false;
+	f->tk.error = 0;
+}
+
 /* Empty the slot after its operation was collected or undone. */
 static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
 {
@@ -270,7 +352,10 @@ static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
 	hl_op_finish(&f->lk, g);
 	WRITE_ONCE(f->granted, false);
 	f->async = false;
+	f->tk.pending = false;
+	f->tk.error = 0;
 	hl_slot_changed(f);
+	hl_file_ticket_put(f, g);
 }
 
 /*
@@ -318,7 +403,7 @@ void hl_grants_continue(struct hl_grants *g)
 		 */
 		smp_mb__after_atomic();
 		mutex_lock(&f->lock);
-		ret = hl_op_continue(lk, g);
+		ret = hl_lock_continue(f, g);
 		/* A lock through io_uring is collected as soon as it ends. */
 		cmd = f->ring.cmd && ret != -EINPROGRESS ? hl_ring_take(f, g) :
 			NULL;
@@ -372,7 +457,7 @@ static void hl_op_cancel_counted(struct hl_file *f, unsigned int why,
 				 struct hl_grants *g)
 {
 	hl_note_cancel(f, why);
-	hl_op_cancel(&f->lk, g);
+	hl_lock_cancel(f, g);
 }
 
 /* Make sure the locker's index and spares fit any path.  f->lock held. */
@@ -470,6 +555,7 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 			 unsigned int mode, unsigned int flags, s64 timeout_ns,
 			 struct hl_grants *g)
 {
+	bool try = !timeout_ns && !(flags & HLOCK_F_ASYNC);
 	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
 	const struct hl_path *p;
@@ -487,8 +573,7 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 		return PTR_ERR(p);
 	ret = hl_op_claim(lk, p->nr, mode,
 			  flags | (f->may_jump ? HL_RF_MAY_JUMP : 0) |
-			  (!timeout_ns && !(flags & HLOCK_F_ASYNC) ?
-			   HL_RF_TRY : 0));
+			  (try ? HL_RF_TRY : 0));
 	if (ret)
 		return ret;
 	lk->max_reqs = READ_ONCE(hl_max_locks);
@@ -500,7 +585,9 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 	if (!ret) {
 		f->waited = 0;
 		f->wait_level = HL_NO_WAIT;
-		ret = hl_op_start(lk, g);
+		ret = hl_file_ticket_take(f, mode, try);
+		if (!ret)
+			ret = hl_op_start(lk, g);
 		if (ret == -EINPROGRESS)
 			return ret;
 	}
@@ -512,7 +599,7 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 static int hl_lock_give_up(struct hl_file *f, int ret, struct hl_grants *g)
 {
 	hl_gave_up(f, f->lk.op.mode, ret);
-	hl_op_cancel(&f->lk, g);
+	hl_lock_cancel(f, g);
 	hl_op_clear(f, g);
 	return ret;
 }
@@ -538,8 +625,7 @@ int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 unsigned int mode, unsigned int flags, s64 timeout_ns,
 		 ktime_t deadline, struct hl_grants *g)
 {
-	struct hl_locker *lk = &f->lk;
-	int ret;
+	int ret, c;
 
 	lockdep_assert_held(&f->lock);
 	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, g);
@@ -565,16 +651,10 @@ int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		ret = hl_wait_slot(f, seen, deadline);
 		mutex_lock(&f->lock);
 		/* A grant that raced with the timeout or the signal wins. */
-		switch (hl_op_continue(lk, g)) {
-		case -EINPROGRESS:
-			break;
-		case 0:
+		c = hl_lock_continue(f, g);
+		if (c != -EINPROGRESS) {
 			hl_op_clear(f, g);
-			return 0;
-		default:
-			ret = lk->op.error;
-			hl_op_clear(f, g);
-			return ret;
+			return c;
 		}
 	} while (!ret);
 	return hl_lock_give_up(f, ret, g);
@@ -666,11 +746,11 @@ struct io_uring_cmd *hl_do_ring_expire(struct hl_file *f, int *res)
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
 	if (f->ring.cmd && ktime_compare(ktime_get(), f->ring.deadline) >= 0) {
-		*res = hl_op_continue(&f->lk, &g);
+		*res = hl_lock_continue(f, &g);
 		if (*res == -EINPROGRESS) {
 			*res = -ETIMEDOUT;
 			hl_gave_up(f, f->lk.op.mode, *res);
-			hl_op_cancel(&f->lk, &g);
+			hl_lock_cancel(f, &g);
 		}
 		cmd = hl_ring_take(f, &g);
 	}
@@ -746,7 +826,7 @@ int hl_do_wait(struct hl_file *f, s64 timeout_ns)
 			ret = -EBUSY;
 			break;
 		}
-		c = hl_op_continue(lk, &g);
+		c = hl_lock_continue(f, &g);
 		if (c != -EINPROGRESS) {
 			/* Granted, also racing a timeout or signal; or failed. */
 			ret = c;
@@ -872,6 +952,8 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		ret = hl_downgrade(lk, h, mode, &g);
 	rcu_read_unlock();
 out_unlock:
+	/* The last unlock (or a cancel) may leave the locker holding nothing. */
+	hl_file_ticket_put(f, &g);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
 	if (cmd)
@@ -922,6 +1004,7 @@ int hl_file_open(struct file *file)
 	refcount_set(&f->ref, 1);
 	init_waitqueue_head(&f->wq);
 	hl_ring_init(f);
+	INIT_LIST_HEAD(&f->tk.node);
 	RCU_INIT_POINTER(f->owner, get_pid(task_tgid(current)));
 	get_task_comm(f->comm, current);
 	f->wait_level = HL_NO_WAIT;
@@ -947,6 +1030,8 @@ void hl_file_put(struct hl_file *f)
 {
 	if (!refcount_dec_and_test(&f->ref))
 		return;
+	/* Close withdrew its ticket wait and returned its ticket. */
+	WARN_ON_ONCE(f->tk.state != HL_TICKET_NONE);
 	if (f->lk.index != f->lk.index_inline)
 		kvfree(f->lk.index);
 	put_pid(rcu_dereference_protected(f->owner, true));
@@ -961,7 +1046,8 @@ void hl_file_put(struct hl_file *f)
  * @g: Lockers the releases granted.
  *
  * Releases in batches, giving the lock and the CPU up in between, so a
- * locker holding many resources never holds anything for long.
+ * locker holding many resources never holds anything for long; then
+ * returns its ticket, as it holds nothing (close and yield both come here).
  *
  * Context: process context, f->lock held (dropped between batches).
  */
@@ -974,6 +1060,7 @@ void hl_file_release_all(struct hl_file *f, struct hl_grants *g)
 		cond_resched();
 		mutex_lock(&f->lock);
 	}
+	hl_file_ticket_put(f, g);
 }
 
 /**
@@ -994,7 +1081,7 @@ void hl_file_release(struct hl_file *f)
 	/* Out of the lock table first: nobody may look at it while it goes. */
 	xa_erase(&f->ns->lockers, f->id);
 	mutex_lock(&f->lock);
-	if (lk->op.state == HL_OP_WAITING ||
+	if (lk->op.state == HL_OP_WAITING || f->tk.pending ||
 	    (lk->op.state != HL_OP_IDLE && f->async))
 		hl_op_cancel_counted(f, HLOCK_CANCEL_CLOSE, &g);
 	if (lk->op.state != HL_OP_IDLE)

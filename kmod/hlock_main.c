@@ -264,9 +264,11 @@ static long hl_ioctl_stats(struct hl_file *f, size_t usize, void __user *uarg)
 	if (args.scope == HLOCK_STATS_LOCKER) {
 		mutex_lock(&f->lock);
 		st = f->stats;
+		hl_ticket_stats(f, st.tickets);
 		mutex_unlock(&f->lock);
 	} else if (args.scope == HLOCK_STATS_GLOBAL) {
 		hl_stats_sum(f->ns, &st);
+		hl_ticket_stats(NULL, st.tickets);
 	} else {
 		return -EINVAL;
 	}
@@ -295,8 +297,8 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 	info.path_max = HLOCK_PATH_MAX;
 	info.flags = HLOCK_F_ALL;
 	info.grant_policy = hl_grant_policy();
-	info.features = HLOCK_FEAT_URING | HLOCK_FEAT_YIELD | HLOCK_FEAT_TOKEN |
-			HLOCK_FEAT_DESCRIBE;
+	info.features = HLOCK_FEAT_URING | HLOCK_FEAT_TICKETS | HLOCK_FEAT_YIELD |
+			HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE;
 	if (copy_to_user(uarg, &info, n))
 		return -EFAULT;
 	if (usize > n && clear_user(uarg + n, usize - n))

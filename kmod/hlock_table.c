@@ -411,7 +411,7 @@ static struct dentry *hl_debugfs;
 
 /**
  * hl_debugfs_init() - Create /sys/kernel/debug/hlock/{locks,resources,
- *	reclaim}.
+ *	reclaim,tickets}.
  *
  * Optional: the module works without it.
  */
@@ -423,6 +423,7 @@ void hl_debugfs_init(void)
 			    &hl_resources_fops);
 	debugfs_create_file("reclaim", 0200, hl_debugfs, NULL,
 			    &hl_reclaim_fops);
+	hl_ticket_debugfs(hl_debugfs);
 }
 
 /**

@@ -595,6 +595,50 @@ static void list_locks(const void *buf, int count, long pid)
 	free(rows);
 }
 
+/* The names of the ticket pools, as MongoDB's serverStatus has them. */
+static const char *const pool_names[HLOCK_NR_TICKET_POOLS] = {
+	[HLOCK_TICKET_READ] = "read",
+	[HLOCK_TICKET_WRITE] = "write",
+};
+
+/* The ticket pools, one line (a total of 0 is unlimited). */
+static void stats_tickets_line(const struct hlock_stats *st)
+{
+	unsigned int p;
+
+	fputs("tickets:", stdout);
+	for (p = 0; p < HLOCK_NR_TICKET_POOLS; p++) {
+		const struct hlock_ticket_stats *t = &st->tickets[p];
+
+		printf("%s %s %" PRIu64 " out, %" PRIu64 " available, %" PRIu64
+		       " total, %" PRIu64 " waiting", p ? ";" : "",
+		       pool_names[p], (uint64_t)t->out,
+		       (uint64_t)t->available, (uint64_t)t->total,
+		       (uint64_t)t->waiting);
+	}
+	putchar('\n');
+}
+
+/*
+ * MongoDB's serverStatus "concurrentTransactions": {"read": {"out": 1,
+ * "available": 127, "totalTickets": 128}, "write": {...}}.
+ */
+static void stats_tickets_json(const struct hlock_stats *st)
+{
+	unsigned int p;
+
+	fputs("  \"concurrentTransactions\": {", stdout);
+	for (p = 0; p < HLOCK_NR_TICKET_POOLS; p++) {
+		const struct hlock_ticket_stats *t = &st->tickets[p];
+
+		printf("%s\"%s\": {\"out\": %" PRIu64 ", \"available\": %"
+		       PRIu64 ", \"totalTickets\": %" PRIu64 "}",
+		       p ? ", " : "", pool_names[p], (uint64_t)t->out,
+		       (uint64_t)t->available, (uint64_t)t->total);
+	}
+	fputs("},\n", stdout);
+}
+
 /* The modes of the human statistics table, in their natural order. */
 static const int stat_modes[] = {
 	HLOCK_IS, HLOCK_IX, HLOCK_S, HLOCK_SIX, HLOCK_X,
@@ -644,6 +688,7 @@ static void stats_table(const struct hlock_stats *st)
 	       ", cancels: %" PRIu64 ", deadlocks: %" PRIu64 "\n",
 	       (uint64_t)st->timeouts, (uint64_t)st->interrupts,
 	       (uint64_t)st->cancels, (uint64_t)st->deadlocks);
+	stats_tickets_line(st);
 	for (i = 0; i < nrows * NR_STAT_COLS; i++)
 		free(cells[i]);
 }
@@ -659,6 +704,7 @@ static void stats_json(const struct hlock_stats *st)
 	unsigned int l;
 
 	fputs("{\n", stdout);
+	stats_tickets_json(st);
 	for (l = 0; l < HLOCK_NR_LEVELS; l++) {
 		if (cli_level_empty(&st->level[l]))
 			continue;

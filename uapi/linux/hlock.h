@@ -140,7 +140,11 @@ struct hlock_info {
 /* Values of hlock_info.features. */
 /* Lock, unlock and downgrade as IORING_OP_URING_CMD (see below). */
 #define HLOCK_FEAT_URING	(1ULL << 0)
-/* Read and write tickets (module parameters read_tickets, write_tickets). */
+/*
+ * Read and write tickets (module parameters read_tickets, write_tickets):
+ * a locker that holds nothing takes one in its first lock call and may
+ * wait for it there (see hlock(4)); hlock_stats.tickets.
+ */
 #define HLOCK_FEAT_TICKETS	(1ULL << 1)
 /* HLOCK_IOC_YIELD. */
 #define HLOCK_FEAT_YIELD	(1ULL << 2)
