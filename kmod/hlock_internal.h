@@ -347,6 +347,7 @@ void hl_ring_exit(void);
 int hl_ticket_take(struct hl_file *f, unsigned int mode, bool try);
 bool hl_ticket_ready(struct hl_file *f);
 void hl_ticket_withdraw(struct hl_file *f);
+bool hl_ticket_contended(struct hl_file *f);
 void hl_ticket_put(struct hl_file *f, struct hl_grants *g);
 void hl_ticket_stats(struct hl_file *f, struct hlock_ticket_stats *ts);
 struct dentry;

@@ -256,6 +256,21 @@ void hl_ticket_withdraw(struct hl_file *f)
 }
 
 /**
+ * hl_ticket_contended() - Whether a locker holds a ticket that others
+ *	wait for: its pool has waiters.
+ * @f: The locker, with no operation in flight (so it is not on a list).
+ *
+ * Context: f->lock held.
+ * Return: true when a yield of @f would let a ticket waiter in.
+ */
+bool hl_ticket_contended(struct hl_file *f)
+{
+	lockdep_assert_held(&f->lock);
+	return READ_ONCE(f->tk.state) == HL_TICKET_HELD &&
+	       READ_ONCE(hl_pools[f->tk.pool].waiting);
+}
+
+/**
  * hl_ticket_put() - Return a locker's ticket, and hand it to the first
  *	waiter of its pool if the pool has room for one.
  * @f: The locker, which holds a ticket.

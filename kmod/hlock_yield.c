@@ -63,8 +63,9 @@ struct hl_yield {
 
 /*
  * Whether a waiter or a pending conversion conflicts with something the
- * locker holds: only then is there anyone to yield to.  O(1) per request,
- * one head lock at a time.  Context: f->lock held, no operation in flight.
+ * locker holds, or a locker waits for a ticket of the pool it holds one
+ * of: only then is there anyone to yield to.  O(1) per request, one head
+ * lock at a time.  Context: f->lock held, no operation in flight.
  */
 static bool hl_yield_needed(struct hl_file *f)
 {
@@ -72,6 +73,8 @@ static bool hl_yield_needed(struct hl_file *f)
 	unsigned int n = 0;
 
 	lockdep_assert_held(&f->lock);
+	if (hl_ticket_contended(f))
+		return true;
 	hlist_for_each_entry(req, &f->lk.reqs, locker_node) {
 		if (hl_req_blocks(req))
 			return true;

@@ -504,6 +504,62 @@ TEST_F_TIMEOUT(tk, close_returns, TEST_TMO)
 	ASSERT_POOL(fd[3], WR, 0, 1, 1, 0);
 }
 
+/* A yield, made by a thread of its own. */
+struct yielder {
+	pthread_t thread;
+	int fd;
+	int ret;
+};
+
+static void *yielder_run(void *arg)
+{
+	struct yielder *y = arg;
+
+	y->ret = hlock_yield(y->fd, -1);
+	return NULL;
+}
+
+/*
+ * A yield returns the ticket with everything else when its pool has a
+ * waiter (though nobody waits on what the locker holds): the waiter gets
+ * in, and the re-acquisition takes a ticket again, waiting for one as any
+ * lock call does.
+ */
+TEST_F_TIMEOUT(tk, yield_returns_ticket, TEST_TMO)
+{
+	struct yielder y = { .ret = 1 };
+	int *fd = self->fd;
+
+	ASSERT_EQ(0, set_pool(RD, 1));
+	ASSERT_EQ(0, hlock_lock(fd[0], "ty/a", S, 0, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[1], "ty/b", S, ASYNC, 0));
+	ASSERT_EQ(0, await_waiting(fd[2], RD, 1));
+	/* Only trying to get it back: the ticket went to the waiter. */
+	ASSERT_EQ(-EAGAIN, hlock_yield(fd[0], 0));
+	ASSERT_EQ(NL, hlock_held(fd[0], "ty/a"));
+	ASSERT_MINE(fd[0], RD, 0, 0, 1, 0);
+	ASSERT_EQ(0, hlock_wait(fd[1], SETTLE_NS));
+	ASSERT_EQ(S, hlock_held(fd[1], "ty/b"));
+	ASSERT_MINE(fd[1], RD, 1, 0, 1, 0);
+
+	/* Waiting to get it back: in once the one let in leaves. */
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[0], "ty/a", S, ASYNC, 0));
+	ASSERT_EQ(0, await_waiting(fd[2], RD, 1));
+	y.fd = fd[1];
+	ASSERT_EQ(0, pthread_create(&y.thread, NULL, yielder_run, &y));
+	ASSERT_EQ(0, hlock_wait(fd[0], SETTLE_NS));
+	ASSERT_EQ(S, hlock_held(fd[0], "ty/a"));
+	/* The yielder now waits for the ticket fd[0] holds. */
+	ASSERT_EQ(0, await_waiting(fd[2], RD, 1));
+	ASSERT_EQ(1, y.ret);
+	ASSERT_EQ(0, hlock_unlock(fd[0], "ty/a"));
+	ASSERT_EQ(0, pthread_join(y.thread, NULL));
+	ASSERT_EQ(0, y.ret);
+	ASSERT_EQ(S, hlock_held(fd[1], "ty/b"));
+	ASSERT_MINE(fd[1], RD, 1, 0, 1, 0);
+	ASSERT_EQ(0, hlock_unlock(fd[1], "ty/b"));
+}
+
 /* A call that fails after its ticket came returns it. */
 TEST_F_TIMEOUT(tk, failed_call_returns, TEST_TMO)
 {
