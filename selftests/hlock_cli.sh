@@ -83,6 +83,16 @@ has() {
 	$L -r -n -o pid,resource,state -p "$1" | grep -qxF "$1 $2 $3"
 }
 
+# started STATE RESOURCE COMMAND...: run COMMAND in the background ($BGPID)
+# and wait until it has a request in STATE on RESOURCE.
+started() {
+	st=$1
+	res=$2
+	shift 2
+	bg "$@"
+	poll has $BGPID "$res" "$st" || bad "$res never $st"
+}
+
 # gone PID RESOURCE: it has none.
 gone() {
 	! $L -r -n -o pid,resource -p "$1" | grep -qxF "$1 $2"
@@ -271,14 +281,10 @@ t_forward_signal() {
 }
 
 t_interrupt_waiting() {
-	bg $H cli18/i sleep 60
+	started granted cli18/i $H cli18/i sleep 60 || return 1
 	holder=$BGPID
-	poll has $holder cli18/i granted || bad "holder never granted" ||
-		return 1
-	bg $H cli18/i true
+	started waiting cli18/i $H cli18/i true || return 1
 	waiter=$BGPID
-	poll has $waiter cli18/i waiting || bad "waiter never queued" ||
-		return 1
 	kill -TERM $waiter
 	wait $waiter
 	expect_rc 143 $? "waiting hlock after SIGTERM" || return 1
@@ -288,14 +294,11 @@ t_interrupt_waiting() {
 
 t_lease_renewed() {
 	# hlock renews every quarter of the lease: a waiter waits it out.
-	bg $H --lease 1 cli19/r sleep 3 2>"$TMP/lease19"
+	started granted cli19/r $H --lease 1 cli19/r sleep 3 \
+		2>"$TMP/lease19" || return 1
 	holder=$BGPID
-	poll has $holder cli19/r granted || bad "holder never granted" ||
-		return 1
-	bg $H cli19/r true
+	started waiting cli19/r $H cli19/r true || return 1
 	waiter=$BGPID
-	poll has $waiter cli19/r waiting || bad "waiter never queued" ||
-		return 1
 	wait $holder
 	expect_rc 0 $? "hlock --lease 1 sleep 3" || return 1
 	wait $waiter
@@ -306,10 +309,9 @@ t_lease_renewed() {
 
 t_lease_stopped() {
 	# Stopped, hlock renews nothing: a waiter takes the lock over.
-	bg $H --lease 0.2 cli20/s sleep 60 2>"$TMP/lease20"
+	started granted cli20/s $H --lease 0.2 cli20/s sleep 60 \
+		2>"$TMP/lease20" || return 1
 	holder=$BGPID
-	poll has $holder cli20/s granted || bad "holder never granted" ||
-		return 1
 	kill -STOP $holder
 	$H -w 30 cli20/s true
 	rc=$?
