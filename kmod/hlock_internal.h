@@ -174,7 +174,8 @@ struct hl_lease {
  * @stale: Leases taken over whose path was not unlocked since.
  * @nr_stale: Entries in @stale; read without the lock by poll (POLLPRI).
  * @want: lease_ns of the lock call in flight (0: none).
- * @spare: A lease allocated for it, used if its grant makes a new one.
+ * @spare: A lease allocated for it, with room for its path (its path_len
+ *	says how much), used if its grant makes a new one.
  * @taking: A takeover is releasing requests: their leases go stale.
  * @deferred: A doomed lease waits for the operation in flight to end.
  * @timer: Fires at the earliest expiry of @held.

@@ -234,19 +234,21 @@ void hl_lease_init(struct hl_file *f)
 int hl_lease_prepare(struct hl_file *f, s64 lease_ns)
 {
 	struct hl_lease *l = f->leases.spare;
-	size_t size = struct_size(l, path, HLOCK_PATH_MAX + 1);
+	unsigned int len = f->path.len;
 
 	lockdep_assert_held(&f->lock);
 	f->leases.want = lease_ns;
 	if (!lease_ns)
 		return 0;
-	/* Sized for any path: it is kept for the next lease call. */
-	if (!l) {
-		l = kmalloc(size, GFP_KERNEL_ACCOUNT);
-		if (!l)
-			return -ENOMEM;
-		f->leases.spare = l;
-	}
+	/* A spare's path_len is the room it has; kept if it is enough. */
+	if (l && l->path_len >= len)
+		return 0;
+	l = kmalloc(struct_size(l, path, len + 1), GFP_KERNEL_ACCOUNT);
+	if (!l)
+		return -ENOMEM;
+	l->path_len = len;
+	kfree(f->leases.spare);
+	f->leases.spare = l;
 	return 0;
 }
 
