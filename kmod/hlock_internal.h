@@ -144,7 +144,8 @@ struct hl_ring {
  *	over as soon as no operation of its locker runs through it.
  * @expired: It is filed in the expired lists of its resources (@exp).
  * @taker: Pid (in the initial namespace) of the locker that claimed it,
- *	0 when not known; @taker_comm its command.
+ *	0 when not known.
+ * @taker_comm: Its command name then.
  * @exp: Entry in hl_res.leases of each level of the path, root first.
  * @path_len: Bytes of @path.
  * @path: The path, NUL-terminated: what HLOCK_IOC_UNLOCK matches once the
