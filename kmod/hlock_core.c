@@ -1317,6 +1317,64 @@ int hl_unlock(struct hl_locker *lk, struct hl_head *h, struct hl_grants *g)
 	return left;
 }
 
+/* Whether @req is @top or lies below it (on the same locker). */
+static bool req_within(const struct hl_req *req, const struct hl_req *top)
+{
+	for (; req; req = req->up)
+		if (req == top)
+			return true;
+	return false;
+}
+
+/* Drop every acquisition made on @req itself, and the intents above. */
+static void req_drop_own(struct hl_req *req)
+{
+	unsigned int n = req->own;
+	struct hl_req *up;
+
+	req->own = 0;
+	for (up = req->up; up; up = up->up)
+		up->child -= n;
+}
+
+/**
+ * hl_release_tree() - Release every acquisition made on a request or below
+ *	it, with the intents they hold above it, whatever their counts.
+ * @lk: The locker; no operation of it runs through @top (@top->pin is 0).
+ * @top: Its request.
+ * @g: Lockers the releases granted.
+ *
+ * Requests below @top come before it on the locker's list (each was made
+ * while its parent was held), so the walk stops at @top: first every
+ * count is dropped, then what nothing keeps is released deepest first,
+ * @top and its ancestors last.  The work is one step per request newer
+ * than @top, whatever the acquisition counts.
+ */
+void hl_release_tree(struct hl_locker *lk, struct hl_req *top,
+		     struct hl_grants *g)
+{
+	struct hl_req *req, *up;
+	struct hlist_node *tmp;
+
+	hlist_for_each_entry(req, &lk->reqs, locker_node) {
+		if (req == top)
+			break;
+		if (req->own && req_within(req, top))
+			req_drop_own(req);
+	}
+	req_drop_own(top);
+	hlist_for_each_entry_safe(req, tmp, &lk->reqs, locker_node) {
+		if (req == top)
+			break;
+		if (req_within(req, top))
+			req_put(lk, req, g);
+	}
+	for (req = top; req; req = up) {
+		up = req->up;
+		req_put(lk, req, g);
+	}
+}
+
 /**
  * hl_downgrade() - Lower the mode held on @h and grant what that allows.
  * @lk: The locker; no operation of it may be in flight on @h's path.

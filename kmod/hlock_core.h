@@ -169,6 +169,7 @@ struct hl_head {
 };
 
 struct hl_locker;
+struct hl_lease;
 
 /**
  * struct hl_req - What one locker holds or waits for on one resource.
@@ -200,6 +201,8 @@ struct hl_locker;
  * @state: enum hl_req_state.
  * @flags: HL_RF_*.
  * @convert_flags: HL_RF_* a pending conversion adds once granted.
+ * @lease: In the kernel, the glue's lease on the request, or NULL; the
+ *	core never looks at it.
  *
  * @node, @conv_node, @part, @seq, @mode, @convert, @state, @flags and
  * @convert_flags are protected by the head lock (and @node in a partition
@@ -231,6 +234,9 @@ struct hl_req {
 	unsigned char state;
 	unsigned char flags;
 	unsigned char convert_flags;
+#ifdef __KERNEL__
+	struct hl_lease *lease;
+#endif
 };
 
 /* States of the operation slot. */
@@ -466,6 +472,8 @@ int hl_op_continue(struct hl_locker *lk, struct hl_grants *g);
 void hl_op_cancel(struct hl_locker *lk, struct hl_grants *g);
 void hl_op_finish(struct hl_locker *lk, struct hl_grants *g);
 int hl_unlock(struct hl_locker *lk, struct hl_head *h, struct hl_grants *g);
+void hl_release_tree(struct hl_locker *lk, struct hl_req *top,
+		     struct hl_grants *g);
 int hl_downgrade(struct hl_locker *lk, struct hl_head *h, unsigned int mode,
 		 struct hl_grants *g);
 unsigned int hl_held(struct hl_locker *lk, struct hl_head *h);

@@ -13,6 +13,7 @@
  *   hlock_uring.c   lock, unlock and downgrade through io_uring
  *   hlock_yield.c   yield: release everything, let waiters in, re-acquire
  *   hlock_ticket.c  read and write ticket pools
+ *   hlock_lease.c   leases, their renewal and their takeover
  *   hlock_main.c    the device, its ioctls, module parameters, init
  *
  * Lock order: hl_file.lock (a mutex, one per locker), then a head lock
@@ -51,6 +52,10 @@
  * @node: Entry in the resource table.
  * @children: Child resources in the table.
  * @rcu: Frees the resource after a grace period.
+ * @leases: Expired leases whose acquisition holds a mode here, by that
+ *	mode (struct hl_lease.exp[] of this level), under the head lock: a
+ *	request that starts to wait here on a conflict with one of them
+ *	has it taken over (hlock_lease.c).
  * @len: Length of @name.
  * @name: The last component of the path, not NUL-terminated.
  *
@@ -64,6 +69,7 @@ struct hl_res {
 	struct rhash_head node;
 	atomic_t children;
 	struct rcu_head rcu;
+	struct hlist_head leases[HLOCK_NR_MODES];
 	unsigned int len;
 	char name[];
 };
@@ -172,6 +178,68 @@ struct hl_ring {
 };
 
 /**
+ * struct hl_lease - A lease on a locker's request (hlock_lease.c).
+ * @node: Entry in hl_leases.held, then in hl_leases.stale once taken over.
+ * @req: The request; NULL once taken over.
+ * @len: Its length in ns, as the last lock call with a lease set it.
+ * @expires: hl_clock() when it expires, unless renewed.
+ * @doomed: Bit 0 set once a conflicting waiter claimed it: it is taken
+ *	over as soon as no operation of its locker runs through it.
+ * @expired: It is filed in the expired lists of its resources (@exp).
+ * @taker: Pid (in the initial namespace) of the locker that claimed it,
+ *	0 when not known.
+ * @taker_comm: Its command name then.
+ * @exp: Entry in hl_res.leases of each level of the path, root first.
+ * @path_len: Bytes of @path.
+ * @path: The path, NUL-terminated: what HLOCK_IOC_UNLOCK matches once the
+ *	lease was taken over.
+ *
+ * Each @exp[l] is protected by the head lock of level l; @doomed is
+ * atomic; @taker and @taker_comm are written by the claimer that set
+ * @doomed, for the log only; the rest is protected by the locker lock.
+ */
+struct hl_lease {
+	struct list_head node;
+	struct hl_req *req;
+	u64 len;
+	u64 expires;
+	unsigned long doomed;
+	bool expired;
+	pid_t taker;
+	char taker_comm[HLOCK_COMM_LEN];
+	struct hlist_node exp[HL_MAX_LEVELS];
+	unsigned int path_len;
+	char path[];
+};
+
+/**
+ * struct hl_leases - A locker's leases (hlock_lease.c).
+ * @held: Leases on requests it holds.
+ * @stale: Leases taken over whose path was not unlocked since.
+ * @nr_stale: Entries in @stale; read without the lock by poll (POLLPRI).
+ * @want: lease_ns of the lock call in flight (0: none).
+ * @spare: A lease allocated for it, with room for its path (its path_len
+ *	says how much), used if its grant makes a new one.
+ * @taking: A takeover is releasing requests: their leases go stale.
+ * @deferred: A doomed lease waits for the operation in flight to end.
+ * @timer: Fires at the earliest expiry of @held.
+ * @work: Expires and takes over leases in process context.
+ *
+ * Under the locker lock, but for @nr_stale's reads.
+ */
+struct hl_leases {
+	struct list_head held;
+	struct list_head stale;
+	unsigned int nr_stale;
+	s64 want;
+	struct hl_lease *spare;
+	bool taking;
+	bool deferred;
+	struct hrtimer timer;
+	struct work_struct work;
+};
+
+/**
  * struct hl_file - A locker: one open file description of /dev/hlock.
  * @lk: The locker (hlock_core).
  * @ns: Its lock space, that of the IPC namespace it was opened in.
@@ -223,6 +291,7 @@ struct hl_ring {
  *	their places.
  * @yielder: Under @lock, while @yielding, the task that yields.
  * @tk: Its ticket; only limited pools use it.
+ * @leases: Its leases (HLOCK_FEAT_LEASE), under @lock.
  */
 struct hl_file {
 	struct hl_locker lk;
@@ -255,6 +324,7 @@ struct hl_file {
 	struct hl_ring ring;
 	struct task_struct *yielder;
 	struct hl_ticket tk;
+	struct hl_leases leases;
 };
 
 static inline struct hl_file *hl_file_of(struct hl_locker *lk)
@@ -298,7 +368,8 @@ void hl_file_release(struct hl_file *f);
 void hl_file_put(struct hl_file *f);
 int hl_file_pid_ns(struct hl_file *f, struct pid_namespace *ns);
 int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
-	       unsigned int mode, unsigned int flags, s64 timeout_ns);
+	       unsigned int mode, unsigned int flags, s64 timeout_ns,
+	       s64 lease_ns);
 int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 	       unsigned int len, unsigned int mode);
 int hl_do_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
@@ -315,7 +386,7 @@ void hl_file_unlock(struct hl_file *f);
 ktime_t hl_deadline(s64 timeout_ns);
 int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 unsigned int mode, unsigned int flags, s64 timeout_ns,
-		 ktime_t deadline, struct hl_grants *g);
+		 s64 lease_ns, ktime_t deadline, struct hl_grants *g);
 void hl_file_release_all(struct hl_file *f, struct hl_grants *g);
 
 /**
@@ -352,6 +423,21 @@ void hl_ticket_put(struct hl_file *f, struct hl_grants *g);
 void hl_ticket_stats(struct hl_file *f, struct hlock_ticket_stats *ts);
 struct dentry;
 void hl_ticket_debugfs(struct dentry *dir);
+
+/* hlock_lease.c */
+struct hlock_record_ext;
+void hl_lease_init(struct hl_file *f);
+int hl_lease_prepare(struct hl_file *f, s64 lease_ns);
+void hl_lease_grant(struct hl_file *f);
+void hl_lease_op_end(struct hl_file *f);
+void hl_lease_unlocked(struct hl_file *f, struct hl_head *h);
+void hl_lease_refile(struct hl_file *f, struct hl_head *h);
+bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len);
+void hl_lease_release(struct hl_req *req);
+void hl_lease_wait(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
+int hl_do_renew(struct hl_file *f);
+void hl_lease_close(struct hl_file *f);
+void hl_lease_fill(const struct hl_req *req, struct hlock_record_ext *ext);
 
 /* A mode a lock call may ask for. */
 static inline bool hl_mode_valid(unsigned int mode)

@@ -161,8 +161,10 @@ void hl_op_done(struct hl_locker *lk)
 {
 	struct hl_file *f = hl_file_of(lk);
 
-	if (lk->op.state == HL_OP_GRANTED)
+	if (lk->op.state == HL_OP_GRANTED) {
 		hl_slow_log(f);
+		hl_lease_grant(f);
+	}
 	WRITE_ONCE(f->granted, true);
 	hl_slot_changed(f);
 }
@@ -349,6 +351,7 @@ static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
 	f->last_path = f->lk.op.state == HL_OP_GRANTED;
 	if (f->last_path)
 		f->heads_nr = f->lk.op.nr;
+	hl_lease_op_end(f);
 	hl_op_finish(&f->lk, g);
 	WRITE_ONCE(f->granted, false);
 	f->async = false;
@@ -553,7 +556,7 @@ static const struct hl_path *hl_file_path(struct hl_file *f, const char *buf,
  */
 static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 			 unsigned int mode, unsigned int flags, s64 timeout_ns,
-			 struct hl_grants *g)
+			 s64 lease_ns, struct hl_grants *g)
 {
 	bool try = !timeout_ns && !(flags & HLOCK_F_ASYNC);
 	struct hl_path tmp __uninitialized;
@@ -582,6 +585,8 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 	hl_file_set_path(f, p, buf);
 	hl_trace_request(f, mode, flags, timeout_ns);
 	ret = hl_file_prepare(f);
+	if (!ret)
+		ret = hl_lease_prepare(f, lease_ns);
 	if (!ret) {
 		f->waited = 0;
 		f->wait_level = HL_NO_WAIT;
@@ -590,6 +595,8 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 			ret = hl_op_start(lk, g);
 		if (ret == -EINPROGRESS)
 			return ret;
+		if (!ret)
+			hl_lease_grant(f);
 	}
 	hl_op_clear(f, g);
 	return ret;
@@ -612,6 +619,7 @@ static int hl_lock_give_up(struct hl_file *f, int ret, struct hl_grants *g)
  * @mode: The mode for the last level.
  * @flags: HLOCK_F_*.
  * @timeout_ns: As in struct hlock_lock_args.
+ * @lease_ns: As in struct hlock_lock_args: 0, or positive.
  * @deadline: When its waits end (KTIME_MAX: never); 0 to take it from
  *	@timeout_ns when it first waits.  A caller making several calls
  *	under one timeout passes the same deadline to each.
@@ -623,12 +631,13 @@ static int hl_lock_give_up(struct hl_file *f, int ret, struct hl_grants *g)
  */
 int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 unsigned int mode, unsigned int flags, s64 timeout_ns,
-		 ktime_t deadline, struct hl_grants *g)
+		 s64 lease_ns, ktime_t deadline, struct hl_grants *g)
 {
 	int ret, c;
 
 	lockdep_assert_held(&f->lock);
-	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, g);
+	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, lease_ns,
+			    g);
 	if (ret != -EINPROGRESS)
 		return ret;
 	if (flags & HLOCK_F_ASYNC) {
@@ -668,19 +677,22 @@ int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
  * @mode: The mode for the last level.
  * @flags: HLOCK_F_*.
  * @timeout_ns: As in struct hlock_lock_args.
+ * @lease_ns: As in struct hlock_lock_args: 0, or positive.
  *
  * Context: process context, may sleep.
  * Return: 0 or -errno, as HLOCK_IOC_LOCK.
  */
 int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
-	       unsigned int mode, unsigned int flags, s64 timeout_ns)
+	       unsigned int mode, unsigned int flags, s64 timeout_ns,
+	       s64 lease_ns)
 {
 	struct hl_grants g;
 	int ret;
 
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	ret = hl_lock_call(f, buf, len, mode, flags, timeout_ns, 0, &g);
+	ret = hl_lock_call(f, buf, len, mode, flags, timeout_ns, lease_ns, 0,
+			   &g);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
 	return ret;
@@ -712,7 +724,8 @@ int hl_do_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
 
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, &g);
+	/* Leases need lease_ns, which the ring's command bytes lack. */
+	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, 0, &g);
 	if (ret == -EINPROGRESS) {
 		if (!timeout_ns) {
 			ret = hl_lock_give_up(f, -EAGAIN, &g);
@@ -911,6 +924,11 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		ret = -EBUSY;
 		goto out_unlock;
 	}
+	/* A lease taken over: its path's next unlock says so, once. */
+	if (op == HLOCK_IOC_UNLOCK && hl_lease_stale(f, buf, len)) {
+		ret = -ESTALE;
+		goto out_unlock;
+	}
 	on = op == HLOCK_IOC_HELD || lk->op.state == HL_OP_IDLE ? 0 :
 	     hl_on_path(f, p, buf);
 	if (on) {
@@ -950,6 +968,11 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		ret = hl_unlock(lk, h, &g);
 	else
 		ret = hl_downgrade(lk, h, mode, &g);
+	/* A lease ends with the last acquisition, follows a downgrade. */
+	if (!ret && op == HLOCK_IOC_UNLOCK)
+		hl_lease_unlocked(f, h);
+	else if (!ret)
+		hl_lease_refile(f, h);
 	rcu_read_unlock();
 out_unlock:
 	/* The last unlock (or a cancel) may leave the locker holding nothing. */
@@ -1005,6 +1028,7 @@ int hl_file_open(struct file *file)
 	init_waitqueue_head(&f->wq);
 	hl_ring_init(f);
 	INIT_LIST_HEAD(&f->tk.node);
+	hl_lease_init(f);
 	RCU_INIT_POINTER(f->owner, get_pid(task_tgid(current)));
 	get_task_comm(f->comm, current);
 	f->wait_level = HL_NO_WAIT;
@@ -1090,5 +1114,6 @@ void hl_file_release(struct hl_file *f)
 	hl_locker_drop_spares(lk);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
+	hl_lease_close(f);
 	hl_file_put(f);
 }

@@ -179,7 +179,10 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 		ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
 	if (ret)
 		return ret;
-	if (args.__pad || args.lease_ns || args.reserved)
+	if (args.__pad || args.reserved)
+		return -EINVAL;
+	/* A lease only on a lock, of a positive length. */
+	if (args.lease_ns && (cmd != HLOCK_IOC_LOCK || args.lease_ns < 0))
 		return -EINVAL;
 	switch (cmd) {
 	case HLOCK_IOC_LOCK:
@@ -217,7 +220,7 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 	/* The path is parsed under the locker's lock (hl_file_path()). */
 	if (cmd == HLOCK_IOC_LOCK)
 		ret = hl_do_lock(f, buf, args.path_len, args.mode, args.flags,
-				 args.timeout_ns);
+				 args.timeout_ns, args.lease_ns);
 	else
 		ret = hl_do_path(f, cmd, buf, args.path_len, args.mode);
 	if (buf != short_buf)
@@ -298,7 +301,7 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 	info.flags = HLOCK_F_ALL;
 	info.grant_policy = hl_grant_policy();
 	info.features = HLOCK_FEAT_URING | HLOCK_FEAT_TICKETS | HLOCK_FEAT_YIELD |
-			HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE;
+			HLOCK_FEAT_LEASE | HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE;
 	if (copy_to_user(uarg, &info, n))
 		return -EFAULT;
 	if (usize > n && clear_user(uarg + n, usize - n))
@@ -332,6 +335,7 @@ static const struct {
 	HL_CMD(HLOCK_IOC_TOKEN, struct hlock_token_args),
 	HL_CMD(HLOCK_IOC_DESCRIBE, struct hlock_describe_args),
 	HL_CMD(HLOCK_IOC_YIELD, struct hlock_yield_args),
+	[_IOC_NR(HLOCK_IOC_RENEW)] = { HLOCK_IOC_RENEW, 0 },
 };
 
 static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -368,6 +372,8 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return hl_ioctl_token(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_DESCRIBE):
 		return hl_ioctl_describe(f, usize, uarg);
+	case _IOC_NR(HLOCK_IOC_RENEW):
+		return arg ? -EINVAL : hl_do_renew(f);
 	}
 	return -ENOTTY;
 }
@@ -377,7 +383,9 @@ static __poll_t hl_poll(struct file *file, struct poll_table_struct *wait)
 	struct hl_file *f = file->private_data;
 
 	poll_wait(file, &f->wq, wait);
-	return hl_file_polled(f) ? EPOLLIN | EPOLLRDNORM : 0;
+	/* POLLPRI: a lease was taken over and its path not unlocked yet. */
+	return (hl_file_polled(f) ? EPOLLIN | EPOLLRDNORM : 0) |
+	       (READ_ONCE(f->leases.nr_stale) ? EPOLLPRI : 0);
 }
 
 static int hl_open(struct inode *inode, struct file *file)

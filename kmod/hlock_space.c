@@ -162,6 +162,7 @@ static struct hl_res *hl_res_alloc(struct hl_head *parent,
 {
 	struct hl_res *r = kmalloc(struct_size(r, name, k->len),
 				   GFP_KERNEL_ACCOUNT);
+	unsigned int i;
 
 	if (!r)
 		return NULL;
@@ -169,6 +170,8 @@ static struct hl_res *hl_res_alloc(struct hl_head *parent,
 	spin_lock_init(&r->head.lock);
 	r->head.parts = NULL;
 	atomic_set(&r->children, 0);
+	for (i = 0; i < HLOCK_NR_MODES; i++)
+		INIT_HLIST_HEAD(&r->leases[i]);
 	r->len = k->len;
 	memcpy(r->name, k->name, k->len);
 	return r;
@@ -398,8 +401,10 @@ struct hl_req *hl_req_alloc(void)
 					      GFP_KERNEL_ACCOUNT);
 
 	/* Not on the common path: a locker keeps its spares. */
-	if (req)
+	if (req) {
 		atomic_long_inc(&hl_space.nr_req);
+		req->lease = NULL;
+	}
 	return req;
 }
 

@@ -99,6 +99,7 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 	if (f->wait_level == HL_NO_WAIT)
 		hl_note_blockers(f, level, req);
 	trace_hlock_wait(hl_pid(f), req->head, mode);
+	hl_lease_wait(lk, req->head, mode);
 }
 
 /* Account the wait of @level that ends at @now. */
@@ -167,6 +168,8 @@ void hl_note_convert(struct hl_req *req, unsigned int target)
  */
 void hl_note_release(struct hl_req *req)
 {
+	if (req->lease)
+		hl_lease_release(req);
 	if (trace_hlock_release_enabled())
 		trace_hlock_release(hl_pid(hl_file_of(req->locker)), req->head,
 				    req->mode);

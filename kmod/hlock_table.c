@@ -186,7 +186,7 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 	ext = hl_rec_ext(rec, len);
 	/* 0 for a new request until its lock call is granted. */
 	ext->token = req->token;
-	/* leases: hl_lease_fill(req, ext) goes here */
+	hl_lease_fill(req, ext);
 	memcpy(ext->why, f->why, sizeof(ext->why));
 	s->count++;
 	return 0;

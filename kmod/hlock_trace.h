@@ -168,6 +168,16 @@ TRACE_EVENT(hlock_yield,
 		  __entry->resources, __entry->timeout_ns)
 );
 
+/*
+ * A lease that expired was taken over: @pid's acquisition of the path
+ * (in @mode) and what it held below were released for a waiter (the log
+ * names it).
+ */
+DEFINE_EVENT(hlock_path_class, hlock_takeover,
+	TP_PROTO(int pid, const char *path, unsigned int mode),
+	TP_ARGS(pid, path, mode)
+);
+
 #endif /* _HLOCK_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

@@ -40,6 +40,7 @@
  *	the root's S, SIX and X get by themselves (they come back alone).
  * @own: Acquisitions made on the resource itself; 0 when it was held only
  *	for the intents of descendants.
+ * @lease_ns: Length of its lease, 0 for none: it comes back with one.
  */
 struct hl_saved {
 	size_t off;
@@ -47,6 +48,7 @@ struct hl_saved {
 	u8 mode;
 	u8 flags;
 	u32 own;
+	u64 lease_ns;
 };
 
 /**
@@ -119,6 +121,8 @@ static int hl_yield_save(struct hl_file *f, struct hl_yield *y)
 		s->flags = flags & HL_RF_AUTO ? 0 :
 			   flags & (HLOCK_F_FRONT | HLOCK_F_COMPAT_FIRST);
 		s->own = req->own;
+		/* A lease comes back as long as it was, from the new grant. */
+		s->lease_ns = req->lease ? req->lease->len : 0;
 		if (!(i % HL_YIELD_BATCH))
 			cond_resched();
 	}
@@ -173,7 +177,7 @@ static int hl_yield_restore(struct hl_file *f, const struct hl_yield *y,
 		for (n = max(s->own, 1U); n; n--) {
 			ret = hl_lock_call(f, y->paths + s->off, s->len,
 					   s->mode, s->flags, timeout_ns,
-					   deadline, g);
+					   s->lease_ns, deadline, g);
 			if (ret)
 				return ret;
 			/* Counts are the caller's to choose: stay killable. */

@@ -31,7 +31,7 @@ LOCK_KEYS=command,pid,resource,mode,state,wait_ns,held_ns,blockers,why
 # diagnostics at the end.
 exec 3>&2 2>"$TMP/sh.err"
 
-NTESTS=35
+NTESTS=37
 n=0
 pass=0
 fail=0
@@ -81,6 +81,16 @@ poll() {
 # has PID RESOURCE STATE: the lock table has that request.
 has() {
 	$L -r -n -o pid,resource,state -p "$1" | grep -qxF "$1 $2 $3"
+}
+
+# started STATE RESOURCE COMMAND...: run COMMAND in the background ($BGPID)
+# and wait until it has a request in STATE on RESOURCE.
+started() {
+	st=$1
+	res=$2
+	shift 2
+	bg "$@"
+	poll has $BGPID "$res" "$st" || bad "$res never $st"
 }
 
 # gone PID RESOURCE: it has none.
@@ -289,19 +299,50 @@ t_forward_signal() {
 }
 
 t_interrupt_waiting() {
-	bg $H cli18/i sleep 60
+	started granted cli18/i $H cli18/i sleep 60 || return 1
 	holder=$BGPID
-	poll has $holder cli18/i granted || bad "holder never granted" ||
-		return 1
-	bg $H cli18/i true
+	started waiting cli18/i $H cli18/i true || return 1
 	waiter=$BGPID
-	poll has $waiter cli18/i waiting || bad "waiter never queued" ||
-		return 1
 	kill -TERM $waiter
 	wait $waiter
 	expect_rc 143 $? "waiting hlock after SIGTERM" || return 1
 	poll gone $waiter cli18/i || bad "waiter still queued" || return 1
 	has $holder cli18/i granted || bad "holder lost its lock"
+}
+
+t_lease_renewed() {
+	# hlock renews every quarter of the lease: a waiter waits it out.
+	started granted cli19/r $H --lease 1 cli19/r sleep 3 \
+		2>"$TMP/lease19" || return 1
+	holder=$BGPID
+	started waiting cli19/r $H cli19/r true || return 1
+	waiter=$BGPID
+	wait $holder
+	expect_rc 0 $? "hlock --lease 1 sleep 3" || return 1
+	wait $waiter
+	expect_rc 0 $? "the waiter" || return 1
+	BG=
+	! grep -q "taken over" "$TMP/lease19" || bad "the lease was taken over"
+}
+
+t_lease_stopped() {
+	# Stopped, hlock renews nothing: a waiter takes the lock over.
+	started granted cli20/s $H --lease 0.2 cli20/s sleep 60 \
+		2>"$TMP/lease20" || return 1
+	holder=$BGPID
+	kill -STOP $holder
+	$H -w 30 cli20/s true
+	rc=$?
+	kill -CONT $holder
+	expect_rc 0 $rc "hlock -w 30 against a stopped lease holder" ||
+		return 1
+	poll grep -q "taken over" "$TMP/lease20" ||
+		bad "the holder did not tell" || return 1
+	for args in "--lease 0" "--lease abc" "--lease -1" "--lease"; do
+		# shellcheck disable=SC2086 # split on purpose
+		$H $args cli20/u true 2>/dev/null
+		expect_rc 64 $? "hlock $args" || return 1
+	done
 }
 
 # --- lshlock ---------------------------------------------------------------
@@ -548,6 +589,8 @@ run hlock_not_found t_not_found
 run hlock_not_executable t_not_executable
 run hlock_forward_signal t_forward_signal
 run hlock_interrupt_waiting t_interrupt_waiting
+run hlock_lease_renewed t_lease_renewed
+run hlock_lease_stopped t_lease_stopped
 run lshlock_holder t_ls_holder
 run lshlock_waiter t_ls_waiter
 run lshlock_json t_ls_json

@@ -9,8 +9,14 @@
  * the same on every run; what they then wait for is up to hlock.  Once
  * all have asked, lshlock shows the lock table, and at the end the
  * module's statistics.
+ *
+ * A second scene shows a lease taken over: a holder with a lease is
+ * stopped (SIGSTOP), a waiter queues, the lease expires and the waiter
+ * gets the lock; continued, the holder finds its unlock stale.
  */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +30,8 @@
 #include "hlock.h"
 
 #define MS	1000000LL
+/* The lease of the second scene's holder. */
+#define LEASE_MS	200
 
 struct actor {
 	const char *name;
@@ -134,6 +142,102 @@ static int run(const struct actor *a)
 	return 0;
 }
 
+/* The second scene's actors. */
+static const struct actor holder = {
+	"holder", 0, "shop/stock", HLOCK_X, 0,
+	"counts stock under a lease, then is stopped"
+};
+static const struct actor restock = {
+	"restock", 0, "shop/stock", HLOCK_X, 0,
+	"waits for the stopped holder"
+};
+static const struct actor director = { "demo", 0, NULL, 0, 0, NULL };
+
+/* The stopped holder: lock with a lease, then see what is left. */
+static int run_holder(int up, int down)
+{
+	struct pollfd p = { .events = POLLPRI };
+	char c = 'L';
+	int ret;
+
+	prctl(PR_SET_NAME, holder.name);
+	p.fd = hlock_open();
+	if (p.fd < 0)
+		return 1;
+	say(&holder, "asks X   on %-12s (%s)", holder.path, holder.why);
+	ret = hlock_lock_lease(p.fd, holder.path, holder.mode, 0, -1,
+			       LEASE_MS * MS);
+	if (ret)
+		return 1;
+	say(&holder, "granted X on %s with a lease of %d ms", holder.path,
+	    LEASE_MS);
+	if (write(up, &c, 1) != 1 || read(down, &c, 1) != 1)
+		return 1;
+	poll(&p, 1, 0);
+	say(&holder, "continued: poll says %s", p.revents & POLLPRI ?
+	    "POLLPRI (a lease was taken over)" : "nothing");
+	ret = hlock_unlock(p.fd, holder.path);
+	say(&holder, "unlock %s: %s", holder.path,
+	    ret == -ESTALE ? "-ESTALE, its lock is gone" : strerror(-ret));
+	return ret != -ESTALE;
+}
+
+/* The waiter: blocks until the lease expired and was taken over. */
+static int run_restock(void)
+{
+	int64_t asked = now_ns();
+	int fd, ret;
+
+	prctl(PR_SET_NAME, restock.name);
+	fd = hlock_open();
+	if (fd < 0)
+		return 1;
+	say(&restock, "asks X   on %-12s (%s)", restock.path, restock.why);
+	ret = hlock_lock(fd, restock.path, restock.mode, 0, 10000 * MS);
+	if (ret) {
+		say(&restock, "failed: %s", strerror(-ret));
+		return 1;
+	}
+	say(&restock, "granted X on %s after %.0f ms: the lease was taken over",
+	    restock.path, (now_ns() - asked) / 1e6);
+	hlock_unlock(fd, restock.path);
+	return 0;
+}
+
+/* The second scene; 0 when it went as told. */
+static int lease_scene(void)
+{
+	int up[2], down[2], status, rc = 0;
+	pid_t h, w;
+	char c;
+
+	printf("\nA lease taken over from a stopped holder:\n\n");
+	fflush(stdout);
+	if (pipe(up) || pipe(down))
+		return 1;
+	h = fork();
+	if (!h)
+		_exit(run_holder(up[1], down[0]));
+	if (h < 0 || read(up[0], &c, 1) != 1)
+		return 1;
+	kill(h, SIGSTOP);
+	waitpid(h, &status, WUNTRACED);
+	say(&director, "stops the holder (SIGSTOP): nobody renews its lease");
+	w = fork();
+	if (!w)
+		_exit(run_restock());
+	if (w < 0 || waitpid(w, &status, 0) != w || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		rc = 1;
+	say(&director, "continues the holder (SIGCONT)");
+	kill(h, SIGCONT);
+	c = 'C';
+	if (write(down[1], &c, 1) != 1 || waitpid(h, &status, 0) != h ||
+	    !WIFEXITED(status) || WEXITSTATUS(status))
+		rc = 1;
+	return rc;
+}
+
 int main(void)
 {
 	size_t i, n = sizeof(actors) / sizeof(actors[0]);
@@ -156,6 +260,8 @@ int main(void)
 	while (wait(&status) > 0)
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
 			rc = 1;
+	if (lease_scene())
+		rc = 1;
 	printf("\nThe module's lock statistics (lshlock --stats):\n");
 	show("lshlock --stats");
 	printf("\nhlock demo: %s\n", rc ? "FAILED" : "done");

@@ -19,6 +19,12 @@
  * those the terminal sends reach the command's process group directly,
  * and hlock ignores its own copy.  A signal hlock was started ignoring
  * stays ignored, by hlock and by the command.
+ *
+ * --lease holds the lock under a lease that hlock renews, from its own
+ * process, every RENEW_PARTS-th of the lease while the command runs: a
+ * stopped hlock (SIGSTOP) stops renewing, and once its lease expired a
+ * conflicting waiter takes the lock over.  hlock then says so on stderr
+ * and lets the command run on.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,6 +42,8 @@
 #include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -45,6 +53,9 @@
 #include "cli_common.h"
 
 #define NS_PER_SEC	1000000000LL
+#define NS_PER_MS	1000000LL
+/* --lease: renew this many times per lease length. */
+#define RENEW_PARTS	4
 
 /* Exit codes of the command's execution, as shells use them. */
 #define EXIT_NOEXEC	126
@@ -84,6 +95,10 @@ HLOCK_DEVICE ".  <resource> is a path such as db/coll; \"\" is the global\n"
 " -c, --command <command>  after <resource>: run <command> with /bin/sh -c\n"
 "     --why <text>         describe what the lock is for (at most 63 bytes),\n"
 "                            as lshlock's WHY column shows it\n"
+"     --lease <secs>       hold the lock under a lease of <secs> seconds,\n"
+"                            renewed every quarter of it while the command\n"
+"                            runs; an expired lease (hlock stopped) is\n"
+"                            taken over by a conflicting waiter\n"
 " -v, --verbose            tell on stderr how long the lock took and its\n"
 "                            fencing token, and the lock statistics once\n"
 "                            the command has ended\n"
@@ -139,13 +154,14 @@ static int parse_exit_code(const char *s)
  * Lock @path, retrying after an interruption that did not kill us (a stop
  * and continue) with what is left of the timeout.
  */
-static int lock_path(int fd, const char *path, int mode, int64_t timeout)
+static int lock_path(int fd, const char *path, int mode, int64_t timeout,
+		     int64_t lease)
 {
 	int64_t start = now_ns(), left = timeout;
 	int ret;
 
 	for (;;) {
-		ret = hlock_lock(fd, path, mode, 0, left);
+		ret = hlock_lock_lease(fd, path, mode, 0, left, lease);
 		if (ret != -EINTR)
 			return ret;
 		if (timeout > 0) {
@@ -211,8 +227,45 @@ static void __attribute__((noreturn)) exec_command(char **cmd)
 	_exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
 }
 
+/*
+ * Wait for the command, renewing the lease of @fd every @every ns (0: no
+ * lease).  A pidfd tells when the command ends; without one (old
+ * kernels), hlock looks between renewals.  Return: 0 or -errno.
+ */
+static int wait_command(pid_t pid, int *status, int fd, int64_t every)
+{
+	struct pollfd p[2] = { { .fd = -1, .events = POLLIN },
+			       { .fd = fd, .events = POLLPRI } };
+	int ms = every / NS_PER_MS > INT_MAX ? INT_MAX :
+		 (int)(every / NS_PER_MS);
+	bool told = false;
+	pid_t got;
+
+	if (every)
+		p[0].fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	for (;;) {
+		got = waitpid(pid, status, every ? WNOHANG : 0);
+		if (got == pid)
+			break;
+		if (got < 0 && errno != EINTR)
+			return -errno;
+		if (!every)
+			continue;
+		if (poll(p, 2, ms ? ms : 1) == 0)
+			hlock_renew(fd);
+		if ((p[1].revents & POLLPRI) && !told) {
+			fprintf(stderr, PROG ": the lease expired and was taken over; the lock is lost\n");
+			told = true;
+			p[1].fd = -1;
+		}
+	}
+	if (p[0].fd >= 0)
+		close(p[0].fd);
+	return 0;
+}
+
 /* Run the command and return hlock's exit status for it. */
-static int run_command(char **cmd)
+static int run_command(char **cmd, int fd, int64_t lease)
 {
 	struct sigaction sa, old;
 	sigset_t fwd, oldmask;
@@ -250,12 +303,9 @@ static int run_command(char **cmd)
 	}
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			fprintf(stderr, PROG ": waitpid: %s\n",
-				strerror(errno));
-			return EX_OSERR;
-		}
+	if (wait_command(pid, &status, fd, lease / RENEW_PARTS)) {
+		fprintf(stderr, PROG ": waitpid: %s\n", strerror(errno));
+		return EX_OSERR;
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
@@ -264,7 +314,8 @@ static int run_command(char **cmd)
 	return EX_OSERR;
 }
 
-enum { OPT_WHY = 256 };
+/* getopt_long()'s values of the long options without a short one. */
+enum { OPT_WHY = 256, OPT_LEASE };
 
 static const struct option long_opts[] = {
 	{ "shared",		no_argument,		NULL, 's' },
@@ -277,6 +328,7 @@ static const struct option long_opts[] = {
 	{ "conflict-exit-code",	required_argument,	NULL, 'E' },
 	{ "command",		required_argument,	NULL, 'c' },
 	{ "why",		required_argument,	NULL, OPT_WHY },
+	{ "lease",		required_argument,	NULL, OPT_LEASE },
 	{ "verbose",		no_argument,		NULL, 'v' },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ "version",		no_argument,		NULL, 'V' },
@@ -287,7 +339,7 @@ int main(int argc, char **argv)
 {
 	int mode = HLOCK_X, conflict_code = 1, fd, opt, ret, status;
 	bool nonblock = false, verbose = false;
-	int64_t timeout = -1, start;
+	int64_t timeout = -1, lease = 0, start;
 	const char *path, *why = NULL;
 	char *sh_argv[4];
 	uint64_t token;
@@ -325,6 +377,12 @@ int main(int argc, char **argv)
 				usage_error("invalid exit code '%s' (expected 0 to 255)",
 					    optarg);
 			break;
+		case OPT_LEASE:
+			lease = parse_seconds(optarg);
+			if (lease <= 0)
+				usage_error("invalid lease '%s' (expected seconds above 0, e.g. 0.5)",
+					    optarg);
+			break;
 		case 'c':
 			usage_error("-c goes after the resource");
 		case OPT_WHY:
@@ -345,6 +403,8 @@ int main(int argc, char **argv)
 			/* A long option only: bad_option() knows short ones. */
 			if (optopt == OPT_WHY)
 				usage_error("option '--why' requires an argument");
+			if (optopt == OPT_LEASE)
+				usage_error("option '--lease' requires an argument");
 			bad_option("mwEc", argv[optind - 1]);
 		}
 	}
@@ -380,7 +440,7 @@ int main(int argc, char **argv)
 	}
 
 	start = now_ns();
-	ret = lock_path(fd, path, mode, timeout);
+	ret = lock_path(fd, path, mode, timeout, lease);
 	switch (-ret) {
 	case 0:
 		break;
@@ -414,7 +474,7 @@ int main(int argc, char **argv)
 		fputc('\n', stderr);
 	}
 
-	status = run_command(cmd);
+	status = run_command(cmd, fd, lease);
 
 	if (verbose)
 		print_stats(fd);

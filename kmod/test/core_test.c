@@ -1427,6 +1427,39 @@ static void test_hierarchy(void)
 	reset();
 }
 
+/* As a lease's takeover: drop every acquisition at and below @path. */
+static void release_tree(int who, const char *path)
+{
+	struct tlocker *t = locker(who);
+	struct hl_grants g;
+
+	hl_grants_init(&g);
+	hl_release_tree(&t->lk, hl_locker_find(&t->lk, find_head(path)), &g);
+	run_grants(&g);
+}
+
+/* hl_release_tree(): the subtree goes, whatever its counts; nothing else. */
+static void test_release_tree(void)
+{
+	CHECK(lock(0, "t/a/b", HLOCK_S, 0) == 0, "t/a/b S");
+	CHECK(lock(0, "t", HLOCK_X, 0) == 0, "t X");
+	CHECK(lock(0, "t", HLOCK_X, 0) == 0, "t X again");
+	CHECK(lock(0, "t/c", HLOCK_X, 0) == 0, "t/c X");
+	CHECK(lock(0, "u", HLOCK_IX, 0) == 0, "u IX");
+	CHECK(lock(1, "t", HLOCK_IS, 0) == -EINPROGRESS, "IS waits");
+	CHECK(lock(2, "t/c", HLOCK_S, 0) == -EINPROGRESS, "queued at t");
+	release_tree(0, "t");
+	CHECK(held(0, "t") == HLOCK_NL && held(0, "t/a") == HLOCK_NL &&
+	      held(0, "t/a/b") == HLOCK_NL && held(0, "t/c") == HLOCK_NL,
+	      "subtree released");
+	CHECK(held(0, "u") == HLOCK_IX && held(0, "") == HLOCK_IX,
+	      "the rest kept");
+	CHECK(collect(1) == 0 && collect(2) == 0, "waiters granted");
+	CHECK(unlock(0, "u") == 0 && held(0, "") == HLOCK_NL, "root goes last");
+	check_invariants();
+	reset();
+}
+
 static unsigned int part_count(const char *path)
 {
 	struct thead *t = thead_of(find_head(path));
@@ -1644,6 +1677,7 @@ int main(void)
 	test_downgrade();
 	test_hierarchy();
 	test_tokens();
+	test_release_tree();
 	test_many_held();
 	test_partitions();
 	test_blockers();

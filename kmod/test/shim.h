@@ -116,6 +116,10 @@ struct hlist_head {
 	     pos;							\
 	     pos = hlist_entry_safe((pos)->member.next,			\
 				    __typeof__(*(pos)), member))
+#define hlist_for_each_entry_safe(pos, n, head, member)			\
+	for (pos = hlist_entry_safe((head)->first, __typeof__(*(pos)), member);\
+	     pos && ({ n = (pos)->member.next; 1; });			\
+	     pos = hlist_entry_safe(n, __typeof__(*(pos)), member))
 
 static inline void INIT_HLIST_HEAD(struct hlist_head *h)
 {

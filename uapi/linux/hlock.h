@@ -81,8 +81,11 @@
  *	only tries (-EAGAIN), positive gives up after this many ns
  *	(-ETIMEDOUT).  Ignored with HLOCK_F_ASYNC.
  * @lease_ns: HLOCK_IOC_LOCK only (else 0): 0 for no lease, positive for
- *	a lease of this many ns on the acquisition (HLOCK_FEAT_LEASE; see
- *	HLOCK_IOC_RENEW); negative is EINVAL.
+ *	a lease of this many ns on the acquisition, from its grant
+ *	(HLOCK_FEAT_LEASE; see HLOCK_IOC_RENEW).  Once expired, it is taken
+ *	over when a request of another locker waits on a conflict with it:
+ *	the acquisition, what the locker acquired below the path and their
+ *	intents are released as by unlocks.  Negative is EINVAL.
  * @reserved: Must be zero.
  *
  * Used by HLOCK_IOC_LOCK, HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE and
@@ -371,8 +374,10 @@ struct hlock_table_args {
  * submitter.  A thread that exits alone leaves its locks queued, as
  * io_uring leaves its other requests.  A lock that must wait completes when it is granted,
  * times out or fails; no thread waits for it.  HLOCK_F_ASYNC is -EINVAL
- * there: the ring is the asynchronous path.  IORING_OP_ASYNC_CANCEL
- * cannot reach a waiting lock: unlock its path instead.
+ * there: the ring is the asynchronous path.  Nor can a ring lock carry
+ * a lease: the command bytes have no room for lease_ns.
+ * IORING_OP_ASYNC_CANCEL cannot reach a waiting lock: unlock its path
+ * instead.
  */
 
 /**

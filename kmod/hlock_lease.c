@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock: leases and their takeover.
+ *
+ * A lock call with lease_ns holds its acquisition under a lease that
+ * runs from the grant; HLOCK_IOC_RENEW starts every lease of the locker
+ * again.  A lease that expired is taken over only when a request waits
+ * on a conflict with it; until then it stays held.  Two events can bring
+ * the two together, and each is O(1) under a head lock:
+ *
+ * - the lease expires (the locker's timer, then its work item): the lease
+ *   is filed on the resource of each level of its path, under the mode
+ *   its acquisition holds there (hl_res.leases), and the head's wait_mask
+ *   says whether anyone waits on a conflict with that mode;
+ * - a request starts to wait (hl_note_wait()): the lists of the modes it
+ *   conflicts with hold exactly the leases it claims.
+ *
+ * A claimed ("doomed") lease is taken over by its own locker's work item,
+ * under that locker's lock and no head lock, as an unlock would: the
+ * acquisition and whatever the locker acquired below the path are
+ * released with their intents, and the waiters are granted in order.  The
+ * path of each lease so released goes stale: its next HLOCK_IOC_UNLOCK
+ * says ESTALE, and poll() reports POLLPRI until then.
+ *
+ * Lock order as everywhere: the locker lock, then one head lock at a
+ * time.  The work item takes no other locker's lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/pid.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
+
+#include "hlock_internal.h"
+#include "hlock_trace.h"
+
+/* Leases the work item expires between two looks at the scheduler. */
+#define HL_LEASE_BATCH	64
+
+/* The mode @l's acquisition holds at level @level (head lock held). */
+static unsigned int hl_lease_mode(const struct hl_lease *l, unsigned int level)
+{
+	const struct hl_req *req = l->req;
+
+	return level == req->head->level ? req->mode : hl_intent(req->mode);
+}
+
+/* Let @l's locker take it over: a request of @taker waits on it. */
+static void hl_lease_doom(struct hl_lease *l, struct hl_file *taker)
+{
+	struct hl_file *f = hl_file_of(l->req->locker);
+
+	if (test_and_set_bit(0, &l->doomed))
+		return;
+	if (taker) {
+		l->taker = hl_file_pid_ns(taker, &init_pid_ns);
+		memcpy(l->taker_comm, taker->comm, sizeof(l->taker_comm));
+	}
+	/* Its locker closes only after its leases left every list. */
+	queue_work(system_wq, &f->leases.work);
+}
+
+/*
+ * File the expired @l on every level of its path, and claim it at once if
+ * a request already waits on a conflict with it there.  Context: the
+ * locker lock held.
+ */
+static void hl_lease_file(struct hl_lease *l)
+{
+	struct hl_head *h;
+
+	for (h = l->req->head; h; h = h->parent) {
+		unsigned int m;
+
+		hl_head_lock(h);
+		m = hl_lease_mode(l, h->level);
+		hlist_add_head(&l->exp[h->level], &hl_res_of(h)->leases[m]);
+		if (hl_conflicts(m, h->wait_mask)) {
+			struct hl_req *w = hl_queue_first(h, 0);
+
+			hl_lease_doom(l, w && w->locker != l->req->locker ?
+				      hl_file_of(w->locker) : NULL);
+		}
+		hl_head_unlock(h);
+	}
+	l->expired = true;
+}
+
+/* Take @l off the expired lists.  Context: the locker lock held. */
+static void hl_lease_unfile(struct hl_lease *l)
+{
+	struct hl_head *h;
+
+	if (!l->expired)
+		return;
+	for (h = l->req->head; h; h = h->parent) {
+		hl_head_lock(h);
+		hlist_del_init(&l->exp[h->level]);
+		hl_head_unlock(h);
+	}
+	l->expired = false;
+}
+
+/* Fire at the earliest expiry of the locker's leases, if any. */
+static void hl_lease_arm(struct hl_file *f)
+{
+	u64 next = U64_MAX;
+	struct hl_lease *l;
+
+	lockdep_assert_held(&f->lock);
+	list_for_each_entry(l, &f->leases.held, node)
+		if (!l->expired && l->expires < next)
+			next = l->expires;
+	if (next != U64_MAX)
+		hrtimer_start(&f->leases.timer, ns_to_ktime(next),
+			      HRTIMER_MODE_ABS);
+}
+
+/* Arm the timer for @l if it expires before what it is set for. */
+static void hl_lease_arm_one(struct hl_file *f, struct hl_lease *l)
+{
+	ktime_t at = ns_to_ktime(l->expires);
+
+	if (!hrtimer_is_queued(&f->leases.timer) ||
+	    ktime_before(at, hrtimer_get_expires(&f->leases.timer)))
+		hrtimer_start(&f->leases.timer, at, HRTIMER_MODE_ABS);
+}
+
+/*
+ * Take @l over: release its acquisition, what the locker holds below it
+ * and their intents.  Context: the locker lock held, no head lock.
+ */
+static void hl_lease_take(struct hl_file *f, struct hl_lease *l,
+			  struct hl_grants *g)
+{
+	unsigned int mode = l->req->mode;
+	pid_t victim = hl_file_pid_ns(f, &init_pid_ns);
+
+	/* Users choose paths and command names: escape them. */
+	pr_info_ratelimited("lease of pid %d (%*pE) on \"%*pE\" expired: taken over for pid %d (%*pE)\n",
+			    victim, (int)strnlen(f->comm, sizeof(f->comm)),
+			    f->comm, l->path_len, l->path, l->taker,
+			    (int)strnlen(l->taker_comm, sizeof(l->taker_comm)),
+			    l->taker_comm);
+	trace_hlock_takeover(victim, l->path, mode);
+	hl_stat_add(f, takeovers, 1);
+	f->leases.taking = true;
+	hl_release_tree(&f->lk, l->req, g);
+	f->leases.taking = false;
+}
+
+/*
+ * Expire the leases due, take over the doomed ones that no operation in
+ * flight runs through, arm the timer for the next expiry.
+ */
+static void hl_lease_work(struct work_struct *work)
+{
+	struct hl_file *f = container_of(work, struct hl_file, leases.work);
+	unsigned int n = 0, stale;
+	struct hl_lease *l;
+	struct hl_grants g;
+	bool changed;
+	u64 now;
+
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	stale = f->leases.nr_stale;
+	f->leases.deferred = false;
+again:
+	now = hl_clock();
+	list_for_each_entry(l, &f->leases.held, node) {
+		if (!l->expired && l->expires <= now)
+			hl_lease_file(l);
+		if (test_bit(0, &l->doomed)) {
+			if (l->req->pin) {
+				f->leases.deferred = true;
+				continue;
+			}
+			/* It may release other leases of the list: restart. */
+			hl_lease_take(f, l, &g);
+			goto again;
+		}
+		/* A mutex: the CPU may go to others, the lock stays. */
+		if (++n % HL_LEASE_BATCH == 0)
+			cond_resched();
+	}
+	hl_lease_arm(f);
+	changed = f->leases.nr_stale != stale;
+	if (changed)
+		WRITE_ONCE(f->gen, f->gen + 1);
+	mutex_unlock(&f->lock);
+	/* POLLPRI is set: its pollers and the slot's sleepers wake. */
+	if (changed)
+		wake_up_interruptible_poll(&f->wq, EPOLLPRI);
+	hl_grants_run(&g);
+}
+
+static enum hrtimer_restart hl_lease_timer_fn(struct hrtimer *timer)
+{
+	struct hl_file *f = container_of(timer, struct hl_file, leases.timer);
+
+	/* The locker lock is a mutex: expire in process context. */
+	queue_work(system_wq, &f->leases.work);
+	return HRTIMER_NORESTART;
+}
+
+/**
+ * hl_lease_init() - Set up a new locker's leases.
+ * @f: The locker.
+ */
+void hl_lease_init(struct hl_file *f)
+{
+	INIT_LIST_HEAD(&f->leases.held);
+	INIT_LIST_HEAD(&f->leases.stale);
+	hrtimer_init(&f->leases.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	f->leases.timer.function = hl_lease_timer_fn;
+	INIT_WORK(&f->leases.work, hl_lease_work);
+}
+
+/**
+ * hl_lease_prepare() - A lock call asks for a lease: keep its length, and
+ *	memory for a new lease, before anything is granted.
+ * @f: The locker, its operation claimed and its path set.
+ * @lease_ns: The length, 0 for no lease.
+ *
+ * Context: f->lock held; may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int hl_lease_prepare(struct hl_file *f, s64 lease_ns)
+{
+	struct hl_lease *l = f->leases.spare;
+	unsigned int len = f->path.len;
+
+	lockdep_assert_held(&f->lock);
+	f->leases.want = lease_ns;
+	if (!lease_ns)
+		return 0;
+	/* A spare's path_len is the room it has; kept if it is enough. */
+	if (l && l->path_len >= len)
+		return 0;
+	l = kmalloc(struct_size(l, path, len + 1), GFP_KERNEL_ACCOUNT);
+	if (!l)
+		return -ENOMEM;
+	l->path_len = len;
+	kfree(f->leases.spare);
+	f->leases.spare = l;
+	return 0;
+}
+
+/**
+ * hl_lease_grant() - The lock call in flight was granted: its lease, if it
+ *	asked for one, starts now.
+ * @f: The locker, its operation in HL_OP_GRANTED.
+ *
+ * The lease is the request's: a lock call with a lease on a path the
+ * locker holds already sets its length and starts it again.
+ *
+ * Context: f->lock held.
+ */
+void hl_lease_grant(struct hl_file *f)
+{
+	struct hl_op *op = &f->lk.op;
+	struct hl_req *req = op->reqs[op->nr - 1];
+	struct hl_lease *l = req->lease;
+
+	lockdep_assert_held(&f->lock);
+	if (!f->leases.want)
+		return;
+	if (!l) {
+		l = f->leases.spare;
+		f->leases.spare = NULL;
+		memset(l, 0, sizeof(*l));
+		l->req = req;
+		l->path_len = f->path.len;
+		memcpy(l->path, f->pathbuf, f->path.len + 1);
+		list_add_tail(&l->node, &f->leases.held);
+		req->lease = l;
+	}
+	hl_lease_unfile(l);
+	l->len = f->leases.want;
+	l->expires = hl_clock() + l->len;
+	f->leases.want = 0;
+	hl_lease_arm_one(f, l);
+}
+
+/* Unfile @l and refile it with the modes its acquisition holds now. */
+static void hl_lease_refile_one(struct hl_lease *l)
+{
+	if (l && l->expired) {
+		hl_lease_unfile(l);
+		hl_lease_file(l);
+	}
+}
+
+/**
+ * hl_lease_op_end() - An operation of the locker ends (collected or
+ *	undone): the leases it converted hold new modes, and a takeover it
+ *	held off may go on.
+ * @f: The locker, its slot not emptied yet.
+ *
+ * Context: f->lock held.
+ */
+void hl_lease_op_end(struct hl_file *f)
+{
+	struct hl_op *op = &f->lk.op;
+	unsigned int l;
+
+	lockdep_assert_held(&f->lock);
+	f->leases.want = 0;
+	if (op->state == HL_OP_GRANTED)
+		for (l = 0; l < op->nr; l++)
+			hl_lease_refile_one(op->reqs[l]->lease);
+	if (f->leases.deferred)
+		queue_work(system_wq, &f->leases.work);
+}
+
+/**
+ * hl_lease_refile() - The locker downgraded its request on @h: a lease on
+ *	it keeps running with the new mode.
+ * @f: The locker.
+ * @h: The resource, held by the locker.
+ *
+ * Context: f->lock and the RCU read lock held.
+ */
+void hl_lease_refile(struct hl_file *f, struct hl_head *h)
+{
+	struct hl_req *req = hl_locker_find(&f->lk, h);
+
+	lockdep_assert_held(&f->lock);
+	if (req)
+		hl_lease_refile_one(req->lease);
+}
+
+/* Free @l, off every list.  Context: f->lock held. */
+static void hl_lease_free(struct hl_lease *l)
+{
+	hl_lease_unfile(l);
+	l->req->lease = NULL;
+	list_del(&l->node);
+	kfree(l);
+}
+
+/**
+ * hl_lease_unlocked() - An unlock left no acquisition on @h itself: its
+ *	lease, if any, ends with them (what is held below keeps the request).
+ * @f: The locker.
+ * @h: The resource.
+ *
+ * Context: f->lock and the RCU read lock held.
+ */
+void hl_lease_unlocked(struct hl_file *f, struct hl_head *h)
+{
+	struct hl_req *req = hl_locker_find(&f->lk, h);
+
+	lockdep_assert_held(&f->lock);
+	if (req && !req->own && req->lease)
+		hl_lease_free(req->lease);
+}
+
+/**
+ * hl_lease_release() - A request with a lease is released: the lease ends,
+ *	or goes stale when a takeover releases it.
+ * @req: The request, still on its resource.
+ *
+ * Context: its locker's lock held, no head lock.
+ */
+void hl_lease_release(struct hl_req *req)
+{
+	struct hl_file *f = hl_file_of(req->locker);
+	struct hl_lease *l = req->lease;
+
+	lockdep_assert_held(&f->lock);
+	if (!f->leases.taking) {
+		hl_lease_free(l);
+		return;
+	}
+	hl_lease_unfile(l);
+	req->lease = NULL;
+	l->req = NULL;
+	list_move_tail(&l->node, &f->leases.stale);
+	WRITE_ONCE(f->leases.nr_stale, f->leases.nr_stale + 1);
+}
+
+/**
+ * hl_lease_stale() - Whether an unlock of a path finds it taken over; if
+ *	so, it does once.
+ * @f: The locker.
+ * @buf: The path.
+ * @len: Its length.
+ *
+ * Context: f->lock held.
+ * Return: true (the unlock says ESTALE) once per takeover of the path.
+ */
+bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len)
+{
+	struct hl_lease *l;
+
+	lockdep_assert_held(&f->lock);
+	if (likely(list_empty(&f->leases.stale)))
+		return false;
+	list_for_each_entry(l, &f->leases.stale, node) {
+		if (l->path_len == len && !memcmp(l->path, buf, len)) {
+			list_del(&l->node);
+			kfree(l);
+			WRITE_ONCE(f->leases.nr_stale, f->leases.nr_stale - 1);
+			/* POLLPRI may clear: the slot's sleepers look again. */
+			WRITE_ONCE(f->gen, f->gen + 1);
+			f->wake = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+/**
+ * hl_lease_wait() - A request starts to wait on @h: it claims the expired
+ *	leases there whose mode conflicts with the one it asks for.
+ * @lk: Its locker.
+ * @h: The resource.
+ * @mode: The mode it asks for.
+ *
+ * One step per lease claimed, and one per mode: the lists are by mode.
+ * The locker's own leases are left alone.
+ *
+ * Context: the head lock of @h held.
+ */
+void hl_lease_wait(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
+{
+	struct hl_res *r = hl_res_of(h);
+	struct hlist_node *tmp;
+	struct hl_lease *l;
+	unsigned int m;
+
+	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++) {
+		if (!hl_conflicts(mode, hl_mode_bit(m)))
+			continue;
+		hlist_for_each_entry_safe(l, tmp, &r->leases[m], exp[h->level]) {
+			if (l->req->locker == lk)
+				continue;
+			hlist_del_init(&l->exp[h->level]);
+			hl_lease_doom(l, hl_file_of(lk));
+		}
+	}
+}
+
+/**
+ * hl_do_renew() - HLOCK_IOC_RENEW: start every lease of the locker again.
+ * @f: The locker.
+ *
+ * A lease a waiter already claimed is not renewed: it is taken over.
+ *
+ * Context: process context, may sleep.
+ * Return: how many leases were renewed.
+ */
+int hl_do_renew(struct hl_file *f)
+{
+	struct hl_lease *l;
+	int n = 0;
+	u64 now;
+
+	mutex_lock(&f->lock);
+	now = hl_clock();
+	list_for_each_entry(l, &f->leases.held, node) {
+		hl_lease_unfile(l);
+		if (test_bit(0, &l->doomed))
+			continue;
+		l->expires = now + l->len;
+		n++;
+	}
+	hl_lease_arm(f);
+	mutex_unlock(&f->lock);
+	return n;
+}
+
+/**
+ * hl_lease_close() - A locker closes, everything it held released: free
+ *	its stale leases, stop its timer and work item.
+ * @f: The locker.
+ *
+ * Context: process context, no hlock lock held.
+ */
+void hl_lease_close(struct hl_file *f)
+{
+	struct hl_lease *l, *tmp;
+
+	mutex_lock(&f->lock);
+	WARN_ON_ONCE(!list_empty(&f->leases.held));
+	list_for_each_entry_safe(l, tmp, &f->leases.stale, node)
+		kfree(l);
+	INIT_LIST_HEAD(&f->leases.stale);
+	f->leases.nr_stale = 0;
+	kfree(f->leases.spare);
+	f->leases.spare = NULL;
+	mutex_unlock(&f->lock);
+	/* No lease is filed any more: nobody queues the work again. */
+	hrtimer_cancel(&f->leases.timer);
+	cancel_work_sync(&f->leases.work);
+	hrtimer_cancel(&f->leases.timer);
+}
+
+/**
+ * hl_lease_fill() - The lease fields of a lock record.
+ * @req: A granted (or converting) request.
+ * @ext: Its record's extension: lease_ns and HLOCK_REC_LEASE are set when
+ *	@req holds a lease, left alone otherwise.
+ *
+ * Context: the lock of @req's locker held.
+ */
+void hl_lease_fill(const struct hl_req *req, struct hlock_record_ext *ext)
+{
+	const struct hl_lease *l = req->lease;
+
+	lockdep_assert_held(&hl_file_of(req->locker)->lock);
+	if (!l)
+		return;
+	ext->flags |= HLOCK_REC_LEASE;
+	ext->lease_ns = (s64)(l->expires - hl_clock());
+}

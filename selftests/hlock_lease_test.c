@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock leases: a lock call with lease_ns holds its acquisition under a
+ * lease; HLOCK_IOC_RENEW starts the locker's leases again; a lease that
+ * expired is taken over only when a request waits on a conflict with it.
+ * The takeover releases the acquisition as an unlock would (its intents
+ * too, what the locker held below it too, waiters granted in order); the
+ * old locker's next unlock of the path says ESTALE, once, and poll()
+ * reports POLLPRI until then.
+ *
+ * Conventions:
+ *  - Most tests use two lockers of one process: V, whose lease expires,
+ *    and W, which waits.  A locker that does not renew is a stopped
+ *    holder as far as the module can tell; one test stops a real process
+ *    with SIGSTOP all the same.
+ *  - No test asserts how long anything takes.  A lease "has expired"
+ *    once the monotonic clock passed it (sleep_past()); waits that must
+ *    end are bounded by SETTLE_NS, a hang guard.  The renewal test uses a
+ *    lease many times longer than the pause between renewals.
+ *  - The lock space is shared with nothing else while a test runs, so
+ *    its takeover count is compared before and after.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include "hlock.h"
+
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wclobbered"
+#include "kselftest_harness.h"
+#include "hlock_helpers.h"
+
+/* A lease meant to expire while the test looks away. */
+#define SHORT_LEASE	(50 * MS)
+/* How long a test sleeps to be sure SHORT_LEASE has expired. */
+#define PAST_SHORT	(4 * SHORT_LEASE)
+/* The renewal test: a lease, the pause between renewals, the run. */
+#define RENEW_LEASE	(1 * SEC)
+#define RENEW_EVERY	(20 * MS)
+#define RENEW_RUN	(3 * RENEW_LEASE)
+
+static void sleep_ns(int64_t ns)
+{
+	struct timespec ts = { ns / SEC, ns % SEC };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Sleep until the monotonic clock is @ns past @since. */
+static void sleep_past(int64_t since, int64_t ns)
+{
+	int64_t left;
+
+	while ((left = since + ns - now_ns()) > 0)
+		sleep_ns(left);
+}
+
+static short poll_events(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLPRI };
+
+	if (poll(&p, 1, 0) < 0)
+		return -1;
+	return p.revents;
+}
+
+/* Wait up to SETTLE_NS for POLLPRI on @fd; return the events seen. */
+static short poll_pri(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLPRI };
+
+	if (poll(&p, 1, SETTLE_NS / MS) < 0)
+		return -1;
+	return p.revents;
+}
+
+static uint64_t takeovers(int fd, unsigned int scope)
+{
+	struct hlock_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (hlock_stats(fd, scope, &st))
+		return UINT64_MAX;
+	return st.takeovers;
+}
+
+FIXTURE(lease) {
+	int v;		/* the holder whose lease expires */
+	int w;		/* the waiter */
+	int t;		/* a third locker */
+	uint64_t space;	/* the space's takeovers when the test began */
+};
+
+FIXTURE_SETUP(lease)
+{
+	struct hlock_info info;
+
+	self->v = self->w = self->t = -1;
+	if (!have_device())
+		SKIP(return, HLOCK_DEVICE " is absent (module not loaded)");
+	self->v = hlock_open();
+	ASSERT_LE(0, self->v);
+	ASSERT_EQ(0, hlock_info(self->v, &info));
+	if (!(info.features & HLOCK_FEAT_LEASE))
+		SKIP(return, "the module has no leases (HLOCK_FEAT_LEASE)");
+	self->w = hlock_open();
+	ASSERT_LE(0, self->w);
+	self->t = hlock_open();
+	ASSERT_LE(0, self->t);
+	self->space = takeovers(self->v, HLOCK_STATS_GLOBAL);
+	ASSERT_NE(UINT64_MAX, self->space);
+}
+
+FIXTURE_TEARDOWN(lease)
+{
+	if (self->v >= 0)
+		close(self->v);
+	if (self->w >= 0)
+		close(self->w);
+	if (self->t >= 0)
+		close(self->t);
+}
+
+#define ASSERT_GRANTED(fd) \
+	ASSERT_EQ(0, hlock_wait(fd, SETTLE_NS)) TH_LOG("%s: not granted", #fd)
+#define ASSERT_WAITING(fd) \
+	ASSERT_EQ(-EAGAIN, hlock_wait(fd, 0)) TH_LOG("%s: not waiting", #fd)
+
+/* @fd's acquisition on @path was taken over: ESTALE once, POLLPRI till then. */
+#define ASSERT_STALE(fd, path) do {					\
+	ASSERT_EQ(POLLPRI, poll_pri(fd) & POLLPRI);			\
+	ASSERT_EQ(NL, hlock_held(fd, path));				\
+	ASSERT_EQ(-ESTALE, hlock_unlock(fd, path));			\
+	ASSERT_EQ(0, poll_events(fd) & POLLPRI);			\
+	ASSERT_EQ(-ENOENT, hlock_unlock(fd, path));			\
+} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Arguments */
+
+TEST_F_TIMEOUT(lease, bad_args, TEST_TMO)
+{
+	struct hlock_lock_args a;
+	const char *p = "lbad";
+
+	ASSERT_EQ(-EINVAL, hlock_lock_lease(self->v, p, X, 0, -1, -1));
+	ASSERT_EQ(-EINVAL, hlock_lock_lease(self->v, p, X, 0, -1, INT64_MIN));
+	ASSERT_EQ(NL, hlock_held(self->v, p));
+	ASSERT_EQ(0, hlock_lock(self->v, p, X, 0, -1));
+	/* A lease on any other path ioctl, all else valid. */
+	memset(&a, 0, sizeof(a));
+	a.path = (uintptr_t)p;
+	a.path_len = strlen(p);
+	a.lease_ns = SEC;
+	ASSERT_EQ(-EINVAL, raw_ioctl(self->v, HLOCK_IOC_UNLOCK, &a));
+	ASSERT_EQ(-EINVAL, raw_ioctl(self->v, HLOCK_IOC_HELD, &a));
+	a.mode = S;
+	ASSERT_EQ(-EINVAL, raw_ioctl(self->v, HLOCK_IOC_DOWNGRADE, &a));
+	ASSERT_EQ(X, hlock_held(self->v, p));
+	/* RENEW takes no argument. */
+	ASSERT_EQ(-EINVAL, raw_ioctl(self->v, HLOCK_IOC_RENEW, (void *)1));
+	ASSERT_EQ(0, hlock_renew(self->v));
+	ASSERT_EQ(0, hlock_unlock(self->v, p));
+	/* Nothing taken over: an unlock of a free path is ENOENT. */
+	ASSERT_EQ(-ENOENT, hlock_unlock(self->v, p));
+}
+
+/* ------------------------------------------------------------------ */
+/* Takeover */
+
+/*
+ * An expired lease nobody waits for stays held; a compatible request is
+ * granted beside it; a conflicting one takes it over.
+ */
+TEST_F_TIMEOUT(lease, taken_only_when_wanted, TEST_TMO)
+{
+	const char *p = "lonly/c";
+	int64_t t0 = now_ns();
+
+	ASSERT_EQ(0, hlock_lock_lease(self->v, p, S, 0, -1, SHORT_LEASE));
+	sleep_past(t0, PAST_SHORT);
+	ASSERT_EQ(S, hlock_held(self->v, p));
+	ASSERT_EQ(IS, hlock_held(self->v, "lonly"));
+	/* Compatible: no takeover. */
+	ASSERT_EQ(0, hlock_lock(self->t, p, S, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(self->t, p));
+	ASSERT_EQ(S, hlock_held(self->v, p));
+	ASSERT_EQ(0, poll_events(self->v) & POLLPRI);
+	ASSERT_EQ(self->space, takeovers(self->v, HLOCK_STATS_GLOBAL));
+	/* A conflicting waiter, blocking: granted once it is taken over. */
+	ASSERT_EQ(0, hlock_lock(self->w, p, X, 0, SETTLE_NS));
+	ASSERT_EQ(X, hlock_held(self->w, p));
+	ASSERT_EQ(NL, hlock_held(self->v, "lonly"));
+	ASSERT_EQ(NL, hlock_held(self->v, ""));
+	ASSERT_EQ(1ULL, takeovers(self->v, HLOCK_STATS_LOCKER));
+	ASSERT_EQ(0ULL, takeovers(self->w, HLOCK_STATS_LOCKER));
+	ASSERT_EQ(self->space + 1, takeovers(self->v, HLOCK_STATS_GLOBAL));
+	ASSERT_STALE(self->v, p);
+	/* The locker works on: the path can be locked again. */
+	ASSERT_EQ(0, hlock_unlock(self->w, p));
+	ASSERT_EQ(0, hlock_lock(self->v, p, X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(self->v, p));
+}
+
+/* The waiter queued first, the lease expires while it waits. */
+TEST_F_TIMEOUT(lease, expires_while_waited, TEST_TMO)
+{
+	const char *p = "lexp";
+
+	ASSERT_EQ(0, hlock_lock_lease(self->v, p, X, 0, -1, SHORT_LEASE));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->w, p, S, ASYNC, -1));
+	ASSERT_GRANTED(self->w);
+	ASSERT_EQ(S, hlock_held(self->w, p));
+	ASSERT_EQ(self->space + 1, takeovers(self->v, HLOCK_STATS_GLOBAL));
+	ASSERT_STALE(self->v, p);
+}
+
+/* A holder stopped with SIGSTOP loses its lease to a waiter. */
+TEST_F_TIMEOUT(lease, stopped_holder, TEST_TMO)
+{
+	const char *p = "lstop";
+	int up[2], down[2], status;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	fflush(stdout);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = hlock_open();
+		char r = 'E';
+
+		close(up[0]);
+		close(down[1]);
+		if (fd < 0 || hlock_lock_lease(fd, p, X, 0, -1, SHORT_LEASE))
+			_exit(1);
+		report(up[1], 'L');
+		/* Stopped here; continued, it looks at what is left. */
+		if (read_report(down[0]) != 'C')
+			_exit(2);
+		if ((poll_events(fd) & POLLPRI) &&
+		    hlock_held(fd, p) == NL &&
+		    hlock_unlock(fd, p) == -ESTALE &&
+		    !(poll_events(fd) & POLLPRI) &&
+		    hlock_unlock(fd, p) == -ENOENT)
+			r = 'S';
+		report(up[1], r);
+		_exit(0);
+	}
+	close(up[1]);
+	close(down[0]);
+	ASSERT_EQ('L', read_report(up[0]));
+	ASSERT_EQ(0, kill(pid, SIGSTOP));
+	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_EQ(0, hlock_lock(self->w, p, X, 0, SETTLE_NS));
+	ASSERT_EQ(0, kill(pid, SIGCONT));
+	report(down[1], 'C');
+	ASSERT_EQ('S', read_report(up[0]));
+	ASSERT_EQ(0, wait_child(pid));
+	ASSERT_EQ(self->space + 1, takeovers(self->w, HLOCK_STATS_GLOBAL));
+}
+
+/* Renewals keep a lease past its first expiry, a waiter waiting. */
+TEST_F_TIMEOUT(lease, renew_keeps_it, TEST_TMO)
+{
+	const char *p = "lrenew";
+	int64_t t0 = now_ns();
+	int n = 0;
+
+	ASSERT_EQ(0, hlock_lock_lease(self->v, p, X, 0, -1, RENEW_LEASE));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->w, p, X, ASYNC, -1));
+	while (now_ns() - t0 < RENEW_RUN) {
+		sleep_ns(RENEW_EVERY);
+		ASSERT_EQ(1, hlock_renew(self->v));
+		n++;
+	}
+	ASSERT_WAITING(self->w);
+	ASSERT_EQ(X, hlock_held(self->v, p));
+	ASSERT_EQ(0ULL, takeovers(self->v, HLOCK_STATS_LOCKER));
+	/* Once the holder stops renewing, the waiter gets it. */
+	ASSERT_GRANTED(self->w);
+	ASSERT_STALE(self->v, p);
+	ASSERT_EQ(0, hlock_renew(self->v));
+	TH_LOG("%d renewals", n);
+}
+
+/* A waiter on the parent takes over the intent the lease holds there. */
+TEST_F_TIMEOUT(lease, intents_released, TEST_TMO)
+{
+	ASSERT_EQ(0, hlock_lock_lease(self->v, "lint/c", S, 0, -1,
+				      SHORT_LEASE));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->w, "lint", X, ASYNC, -1));
+	ASSERT_GRANTED(self->w);
+	ASSERT_EQ(NL, hlock_held(self->v, "lint"));
+	ASSERT_STALE(self->v, "lint/c");
+	/* Through the child: its intents go too. */
+	ASSERT_EQ(0, hlock_unlock(self->w, "lint"));
+	ASSERT_EQ(0, hlock_lock_lease(self->v, "lint/d", X, 0, -1,
+				      SHORT_LEASE));
+	ASSERT_EQ(0, hlock_lock(self->w, "lint/d", X, 0, SETTLE_NS));
+	ASSERT_EQ(NL, hlock_held(self->v, "lint"));
+	ASSERT_EQ(0, hlock_unlock(self->w, "lint/d"));
+	ASSERT_EQ(0, hlock_lock(self->t, "lint", X, 0, 0));
+	ASSERT_STALE(self->v, "lint/d");
+	ASSERT_EQ(self->space + 2, takeovers(self->t, HLOCK_STATS_GLOBAL));
+}
+
+/* The waiters behind the taken lease are granted in their order. */
+TEST_F_TIMEOUT(lease, waiters_in_order, TEST_TMO)
+{
+	const char *p = "lorder";
+	int w2 = hlock_open();
+
+	ASSERT_LE(0, w2);
+	ASSERT_EQ(0, hlock_lock_lease(self->v, p, S, 0, -1, SHORT_LEASE));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->w, p, X, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->t, p, S, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(w2, p, S, ASYNC, -1));
+	ASSERT_GRANTED(self->w);
+	ASSERT_WAITING(self->t);
+	ASSERT_WAITING(w2);
+	ASSERT_EQ(0, hlock_unlock(self->w, p));
+	ASSERT_GRANTED(self->t);
+	ASSERT_GRANTED(w2);
+	ASSERT_STALE(self->v, p);
+	ASSERT_EQ(self->space + 1, takeovers(w2, HLOCK_STATS_GLOBAL));
+	close(w2);
+}
+
+/* Recursive acquisitions: one lease, all of them taken over. */
+TEST_F_TIMEOUT(lease, recursive, TEST_TMO)
+{
+	const char *p = "lrec";
+
+	ASSERT_EQ(0, hlock_lock_lease(self->v, p, X, 0, -1, 100 * SEC));
+	ASSERT_EQ(0, hlock_lock(self->v, p, X, 0, -1));
+	/* The latest lease call sets its length. */
+	ASSERT_EQ(0, hlock_lock_lease(self->v, p, S, 0, -1, SHORT_LEASE));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->w, p, X, ASYNC, -1));
+	ASSERT_GRANTED(self->w);
+	ASSERT_STALE(self->v, p);
+	ASSERT_EQ(1ULL, takeovers(self->v, HLOCK_STATS_LOCKER));
+}
+
+/* What the locker held below the leased path goes with it. */
+TEST_F_TIMEOUT(lease, descendants_released, TEST_TMO)
+{
+	ASSERT_EQ(0, hlock_lock(self->v, "ldesc/a/b", S, 0, -1));
+	ASSERT_EQ(0, hlock_lock_lease(self->v, "ldesc", X, 0, -1,
+				      SHORT_LEASE));
+	ASSERT_EQ(0, hlock_lock(self->v, "ldesc/c", X, 0, -1));
+	ASSERT_EQ(0, hlock_lock(self->v, "other", X, 0, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->w, "ldesc", IS, ASYNC, -1));
+	ASSERT_GRANTED(self->w);
+	ASSERT_EQ(NL, hlock_held(self->v, "ldesc/a/b"));
+	ASSERT_EQ(NL, hlock_held(self->v, "ldesc/a"));
+	ASSERT_EQ(NL, hlock_held(self->v, "ldesc/c"));
+	ASSERT_EQ(-ENOENT, hlock_unlock(self->v, "ldesc/c"));
+	/* Off the path, nothing changes. */
+	ASSERT_EQ(X, hlock_held(self->v, "other"));
+	ASSERT_EQ(IX, hlock_held(self->v, ""));
+	ASSERT_STALE(self->v, "ldesc");
+	ASSERT_EQ(0, hlock_unlock(self->v, "other"));
+	ASSERT_EQ(NL, hlock_held(self->v, ""));
+}
+
+/* A downgrade keeps the lease; an unlock of the last acquisition ends it. */
+TEST_F_TIMEOUT(lease, downgrade_and_unlock, TEST_TMO)
+{
+	const char *p = "ldown";
+	int64_t t0 = now_ns();
+
+	ASSERT_EQ(0, hlock_lock_lease(self->v, p, X, 0, -1, SHORT_LEASE));
+	ASSERT_EQ(0, hlock_downgrade(self->v, p, S));
+	sleep_past(t0, PAST_SHORT);
+	/* S now: an S waiter is granted beside it, an X one takes it. */
+	ASSERT_EQ(0, hlock_lock(self->t, p, S, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(self->t, p));
+	ASSERT_EQ(0, hlock_lock(self->w, p, X, 0, SETTLE_NS));
+	ASSERT_STALE(self->v, p);
+	ASSERT_EQ(0, hlock_unlock(self->w, p));
+	/* Unlocked before any waiter: nothing to take, nothing stale. */
+	ASSERT_EQ(0, hlock_lock_lease(self->v, p, X, 0, -1, SHORT_LEASE));
+	ASSERT_EQ(1, hlock_renew(self->v));
+	ASSERT_EQ(0, hlock_unlock(self->v, p));
+	ASSERT_EQ(0, hlock_renew(self->v));
+	ASSERT_EQ(0, hlock_lock(self->w, p, X, 0, SETTLE_NS));
+	ASSERT_EQ(-ENOENT, hlock_unlock(self->v, p));
+	ASSERT_EQ(0, poll_events(self->v) & POLLPRI);
+	ASSERT_EQ(self->space + 1, takeovers(self->v, HLOCK_STATS_GLOBAL));
+}
+
+/* HLOCK_F_ASYNC: the lease starts at the grant. */
+TEST_F_TIMEOUT(lease, async_starts_at_grant, TEST_TMO)
+{
+	const char *p = "lasync";
+
+	ASSERT_EQ(0, hlock_lock(self->t, p, X, 0, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock_lease(self->v, p, X, ASYNC, -1,
+						 SHORT_LEASE));
+	ASSERT_EQ(0, hlock_unlock(self->t, p));
+	ASSERT_GRANTED(self->v);
+	ASSERT_EQ(0, hlock_lock(self->w, p, X, 0, SETTLE_NS));
+	ASSERT_STALE(self->v, p);
+}
+
+/* Closing a locker with leases, held or taken over, leaves nothing. */
+TEST_F_TIMEOUT(lease, close_with_leases, TEST_TMO)
+{
+	ASSERT_EQ(0, hlock_lock_lease(self->v, "lclose/a", X, 0, -1,
+				      100 * SEC));
+	ASSERT_EQ(0, hlock_lock_lease(self->v, "lclose/b", X, 0, -1,
+				      SHORT_LEASE));
+	ASSERT_EQ(0, hlock_lock(self->w, "lclose/b", X, 0, SETTLE_NS));
+	ASSERT_EQ(POLLPRI, poll_pri(self->v) & POLLPRI);
+	close(self->v);
+	self->v = -1;
+	ASSERT_EQ(0, hlock_lock(self->t, "lclose", IX, 0, 0));
+	ASSERT_EQ(0, hlock_lock(self->t, "lclose/a", X, 0, 0));
+}
+
+/* A lease no test outlives. */
+#define LONG_LEASE	(600 * SEC)
+
+/*
+ * The leases of @fd's records under "@prefix": how many of its records
+ * there are, and in *@leased those that show a lease, each with time left
+ * no longer than LONG_LEASE.
+ */
+static int table_leases(int fd, const char *prefix, int *leased)
+{
+	const struct hlock_lock_record *rec;
+	size_t plen = strlen(prefix);
+	int i, n, seen = 0;
+	void *buf;
+
+	*leased = 0;
+	n = hlock_table_alloc(fd, &buf);
+	if (n < 0)
+		return n;
+	for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec)) {
+		const struct hlock_record_ext *ext = hlock_record_ext(rec);
+
+		if (strncmp(hlock_record_path(rec), prefix, plen))
+			continue;
+		seen++;
+		if (!ext) {
+			seen = -EPROTO;
+			break;
+		}
+		if (ext->flags & ~HLOCK_REC_LEASE ||
+		    (!(ext->flags & HLOCK_REC_LEASE) && ext->lease_ns)) {
+			seen = -EINVAL;
+			break;
+		}
+		if (ext->flags & HLOCK_REC_LEASE) {
+			if (ext->lease_ns <= 0 || ext->lease_ns > LONG_LEASE) {
+				seen = -ERANGE;
+				break;
+			}
+			(*leased)++;
+		}
+	}
+	free(buf);
+	return seen;
+}
+
+/* The lock table shows a lease on its path only, with the time left. */
+TEST_F_TIMEOUT(lease, in_the_table, TEST_TMO)
+{
+	int leased;
+
+	ASSERT_EQ(0, hlock_lock_lease(self->v, "ltab/l", X, 0, -1,
+				      LONG_LEASE));
+	ASSERT_EQ(0, hlock_lock(self->v, "ltab/p", X, 0, -1));
+	/* ltab (IX), ltab/l, ltab/p: one lease among them. */
+	ASSERT_EQ(3, table_leases(self->v, "ltab", &leased));
+	ASSERT_EQ(1, leased);
+	ASSERT_EQ(0, hlock_unlock(self->v, "ltab/l"));
+	ASSERT_EQ(2, table_leases(self->v, "ltab", &leased));
+	ASSERT_EQ(0, leased);
+}
+
+struct yielder {
+	pthread_t thread;
+	int fd;
+	int ret;
+};
+
+static void *yielder_run(void *arg)
+{
+	struct yielder *y = arg;
+
+	y->ret = hlock_yield(y->fd, -1);
+	return NULL;
+}
+
+/*
+ * A yield gives a leased acquisition back with its lease, from the new
+ * grant, and with a new fencing token, greater than the one let in.
+ */
+TEST_F_TIMEOUT(lease, yield_keeps_it, TEST_TMO)
+{
+	struct yielder y = { .ret = 1 };
+	uint64_t before, in, after;
+	int leased;
+
+	ASSERT_EQ(0, hlock_lock_lease(self->v, "lyl", X, 0, -1, LONG_LEASE));
+	ASSERT_EQ(0, hlock_token(self->v, "lyl", &before));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->w, "lyl", S, ASYNC, -1));
+	y.fd = self->v;
+	ASSERT_EQ(0, pthread_create(&y.thread, NULL, yielder_run, &y));
+	ASSERT_GRANTED(self->w);
+	ASSERT_EQ(0, hlock_token(self->w, "lyl", &in));
+	ASSERT_LT(before, in);
+	ASSERT_EQ(0, hlock_unlock(self->w, "lyl"));
+	ASSERT_EQ(0, pthread_join(y.thread, NULL));
+	ASSERT_EQ(0, y.ret);
+	ASSERT_EQ(X, hlock_held(self->v, "lyl"));
+	ASSERT_EQ(0, hlock_token(self->v, "lyl", &after));
+	ASSERT_LT(in, after);
+	ASSERT_EQ(1, table_leases(self->v, "lyl", &leased));
+	ASSERT_EQ(1, leased);
+	/* Nobody was taken over. */
+	ASSERT_EQ(self->space, takeovers(self->v, HLOCK_STATS_GLOBAL));
+	ASSERT_EQ(0, hlock_unlock(self->v, "lyl"));
+}
+
+TEST_HARNESS_MAIN
