@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -276,6 +277,21 @@ static inline bool record_waits(const struct hlock_lock_record *rec,
 {
 	(void)arg;
 	return rec->state != HLOCK_STATE_GRANTED;
+}
+
+/* A yield without a timeout, made by a thread of its own. */
+struct yielder {
+	pthread_t thread;
+	int fd;
+	int ret;
+};
+
+static inline void *yielder_run(void *arg)
+{
+	struct yielder *y = arg;
+
+	y->ret = hlock_yield(y->fd, -1);
+	return NULL;
 }
 
 #endif /* HLOCK_HELPERS_H */

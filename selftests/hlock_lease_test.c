@@ -495,20 +495,6 @@ TEST_F_TIMEOUT(lease, in_the_table, TEST_TMO)
 	ASSERT_EQ(0, leased);
 }
 
-struct yielder {
-	pthread_t thread;
-	int fd;
-	int ret;
-};
-
-static void *yielder_run(void *arg)
-{
-	struct yielder *y = arg;
-
-	y->ret = hlock_yield(y->fd, -1);
-	return NULL;
-}
-
 /*
  * A yield gives a leased acquisition back with its lease, from the new
  * grant, and with a new fencing token, greater than the one let in.

@@ -504,21 +504,6 @@ TEST_F_TIMEOUT(tk, close_returns, TEST_TMO)
 	ASSERT_POOL(fd[3], WR, 0, 1, 1, 0);
 }
 
-/* A yield, made by a thread of its own. */
-struct yielder {
-	pthread_t thread;
-	int fd;
-	int ret;
-};
-
-static void *yielder_run(void *arg)
-{
-	struct yielder *y = arg;
-
-	y->ret = hlock_yield(y->fd, -1);
-	return NULL;
-}
-
 /*
  * A yield returns the ticket with everything else when its pool has a
  * waiter (though nobody waits on what the locker holds): the waiter gets
