@@ -492,8 +492,10 @@ t_ls_list_columns() {
 t_ls_stats_json() {
 	$L --stats -J >"$OUT" 2>"$ERR" || bad "lshlock --stats -J failed" ||
 		return 1
-	$J --top-keys Global,Database,Collection,Object,hlock <"$OUT" \
-		2>>"$ERR" || bad "statistics JSON rejected" || return 1
+	$J --top-keys concurrentTransactions,Global,Database,Collection,Object,hlock \
+		<"$OUT" 2>>"$ERR" || bad "statistics JSON rejected" || return 1
+	grep -q '"deadlocks": [0-9]*, "takeovers": [0-9]*, "yields": [0-9]*}' \
+		"$OUT" || bad "no takeovers and yields in the JSON" || return 1
 	grep -q '"Global": {"acquireCount": {"r": [1-9][0-9]*, "w": [1-9][0-9]*' \
 		"$OUT" || bad "no r and w counts at the Global level"
 }
@@ -505,7 +507,7 @@ t_ls_stats_table() {
 		bad "header '$(head -n 1 "$OUT")'" || return 1
 	grep -q '^Collection  *X  *[1-9]' "$OUT" ||
 		bad "no Collection X row" || return 1
-	grep -q '^timeouts: [1-9][0-9]*, interrupts: [0-9]*, cancels: [0-9]*, deadlocks: [0-9]*$' \
+	grep -q '^timeouts: [1-9][0-9]*, interrupts: [0-9]*, cancels: [0-9]*, deadlocks: [0-9]*, takeovers: [0-9]*, yields: [0-9]*$' \
 		"$OUT" || bad "no timeouts line (with the timeouts so far)"
 }
 

@@ -685,9 +685,11 @@ static void stats_table(const struct hlock_stats *st)
 	}
 	print_table(heads, right, cells, nrows, NR_STAT_COLS);
 	printf("timeouts: %" PRIu64 ", interrupts: %" PRIu64
-	       ", cancels: %" PRIu64 ", deadlocks: %" PRIu64 "\n",
+	       ", cancels: %" PRIu64 ", deadlocks: %" PRIu64
+	       ", takeovers: %" PRIu64 ", yields: %" PRIu64 "\n",
 	       (uint64_t)st->timeouts, (uint64_t)st->interrupts,
-	       (uint64_t)st->cancels, (uint64_t)st->deadlocks);
+	       (uint64_t)st->cancels, (uint64_t)st->deadlocks,
+	       (uint64_t)st->takeovers, (uint64_t)st->yields);
 	stats_tickets_line(st);
 	for (i = 0; i < nrows * NR_STAT_COLS; i++)
 		free(cells[i]);
@@ -697,7 +699,7 @@ static void stats_table(const struct hlock_stats *st)
  * MongoDB's serverStatus "locks" document, and hlock's own counters:
  *   {"Global": {"acquireCount": {"r": 2, "w": 1}, ...}, ...,
  *    "hlock": {"timeouts": 0, "interrupts": 0, "cancels": 0,
- *              "deadlocks": 0}}
+ *              "deadlocks": 0, "takeovers": 0, "yields": 0}}
  */
 static void stats_json(const struct hlock_stats *st)
 {
@@ -714,8 +716,10 @@ static void stats_json(const struct hlock_stats *st)
 	}
 	printf("  \"hlock\": {\"timeouts\": %" PRIu64 ", \"interrupts\": %"
 	       PRIu64 ", \"cancels\": %" PRIu64 ", \"deadlocks\": %" PRIu64
+	       ", \"takeovers\": %" PRIu64 ", \"yields\": %" PRIu64
 	       "}\n}\n", (uint64_t)st->timeouts, (uint64_t)st->interrupts,
-	       (uint64_t)st->cancels, (uint64_t)st->deadlocks);
+	       (uint64_t)st->cancels, (uint64_t)st->deadlocks,
+	       (uint64_t)st->takeovers, (uint64_t)st->yields);
 }
 
 static void usage_lines(FILE *f)
@@ -766,7 +770,7 @@ static void __attribute__((noreturn)) help(void)
 "  own counters added: {\"Global\": {\"acquireCount\": {\"r\": 1},\n"
 "  \"acquireWaitCount\": {...}, \"timeAcquiringMicros\": {...}}, ...,\n"
 "  \"hlock\": {\"timeouts\": 0, \"interrupts\": 0, \"cancels\": 0,\n"
-"  \"deadlocks\": 0}}\n"
+"  \"deadlocks\": 0, \"takeovers\": 0, \"yields\": 0}}\n"
 "\n"
 "Exit status: 0 ok, 1 failure, 64 usage error, 69 " HLOCK_DEVICE
 " unavailable.\n"
