@@ -187,9 +187,11 @@ TEST_F_TIMEOUT(lease, bad_args, TEST_TMO)
 TEST_F_TIMEOUT(lease, taken_only_when_wanted, TEST_TMO)
 {
 	const char *p = "lonly/c";
+	uint64_t lost, won;
 	int64_t t0 = now_ns();
 
 	ASSERT_EQ(0, hlock_lock_lease(self->v, p, S, 0, -1, SHORT_LEASE));
+	ASSERT_EQ(0, hlock_token(self->v, p, &lost));
 	sleep_past(t0, PAST_SHORT);
 	ASSERT_EQ(S, hlock_held(self->v, p));
 	ASSERT_EQ(IS, hlock_held(self->v, "lonly"));
@@ -202,6 +204,10 @@ TEST_F_TIMEOUT(lease, taken_only_when_wanted, TEST_TMO)
 	/* A conflicting waiter, blocking: granted once it is taken over. */
 	ASSERT_EQ(0, hlock_lock(self->w, p, X, 0, SETTLE_NS));
 	ASSERT_EQ(X, hlock_held(self->w, p));
+	/* The successor's fencing token is above the one taken over. */
+	ASSERT_EQ(0, hlock_token(self->w, p, &won));
+	ASSERT_LT(lost, won);
+	ASSERT_EQ(-ENOENT, hlock_token(self->v, p, &lost));
 	ASSERT_EQ(NL, hlock_held(self->v, "lonly"));
 	ASSERT_EQ(NL, hlock_held(self->v, ""));
 	ASSERT_EQ(1ULL, takeovers(self->v, HLOCK_STATS_LOCKER));
