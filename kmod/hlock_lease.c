@@ -312,6 +312,9 @@ void hl_lease_op_end(struct hl_file *f)
 
 	lockdep_assert_held(&f->lock);
 	f->leases.want = 0;
+	/* Most lockers hold no lease: nothing to refile, nothing deferred. */
+	if (likely(list_empty(&f->leases.held) && !f->leases.deferred))
+		return;
 	if (op->state == HL_OP_GRANTED)
 		for (l = 0; l < op->nr; l++)
 			hl_lease_refile_one(op->reqs[l]->lease);
@@ -329,9 +332,12 @@ void hl_lease_op_end(struct hl_file *f)
  */
 void hl_lease_refile(struct hl_file *f, struct hl_head *h)
 {
-	struct hl_req *req = hl_locker_find(&f->lk, h);
+	struct hl_req *req;
 
 	lockdep_assert_held(&f->lock);
+	if (likely(list_empty(&f->leases.held)))
+		return;
+	req = hl_locker_find(&f->lk, h);
 	if (req)
 		hl_lease_refile_one(req->lease);
 }
@@ -355,9 +361,12 @@ static void hl_lease_free(struct hl_lease *l)
  */
 void hl_lease_unlocked(struct hl_file *f, struct hl_head *h)
 {
-	struct hl_req *req = hl_locker_find(&f->lk, h);
+	struct hl_req *req;
 
 	lockdep_assert_held(&f->lock);
+	if (likely(list_empty(&f->leases.held)))
+		return;
+	req = hl_locker_find(&f->lk, h);
 	if (req && !req->own && req->lease)
 		hl_lease_free(req->lease);
 }
