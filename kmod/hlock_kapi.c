@@ -229,9 +229,10 @@ static int hl_kpath(struct hlock_locker *lk, unsigned int op,
  * instead (its completion is called with -ECANCELED before this returns).
  *
  * Context: process context, may sleep.
- * Return: the mode still held on @path after the release (HLOCK_NL when
- * none), or -ENOENT (not held), -EBUSY (on the way of a call in flight),
- * -ESTALE, -EINVAL, -ENAMETOOLONG.
+ * Return: the acquisitions of @path still held after the release (0 when
+ * none), or -ENOENT (not held), -EBUSY (on the way of a blocking call in
+ * flight, which an unlock does not withdraw), -ESTALE, -EINVAL,
+ * -ENAMETOOLONG.
  */
 int hlock_kernel_unlock(struct hlock_locker *lk, const char *path)
 {
