@@ -25,6 +25,13 @@ const unsigned int hl_conflict_mask[HLOCK_NR_MODES] = {
 };
 
 /*
+ * Test only: a new request on a head is granted without looking at what
+ * is granted or waits there, so that hlock_torture's invariant checks can
+ * be seen to fail.  Set through the glue's test_skip_conflict parameter.
+ */
+bool hl_test_skip_conflict;
+
+/*
  * The modes each mode covers, in the lattice IS < IX < SIX < X and
  * IS < S < SIX (NL below everything).
  */
@@ -454,8 +461,9 @@ static bool head_request(struct hl_head *h, struct hl_req *req,
 	unsigned int m = req->mode;
 	bool had_compat_first = h->compat_first;
 
-	if (hl_conflicts(m, h->granted_mask) ||
-	    (!h->compat_first && hl_conflicts(m, h->wait_mask))) {
+	if (likely(!hl_test_skip_conflict) &&
+	    (hl_conflicts(m, h->granted_mask) ||
+	     (!h->compat_first && hl_conflicts(m, h->wait_mask)))) {
 		req->state = HL_WAITING;
 		req->part = NULL;
 		if (req->flags & HL_RF_FRONT) {
@@ -1418,6 +1426,34 @@ unsigned int hl_held(struct hl_locker *lk, struct hl_head *h)
 	struct hl_req *req = hl_locker_find(lk, h);
 
 	return req ? READ_ONCE(req->mode) : HLOCK_NL;
+}
+
+/**
+ * hl_head_granted() - The granted requests of a resource, per mode.
+ * @h: The resource.
+ * @counts: Set to the number of granted requests per mode, those in its
+ *	partitions included; a request converting counts in the mode it
+ *	holds.
+ *
+ * O(number of CPUs) while @h is partitioned: never user-sized.
+ *
+ * Context: takes the head lock, then each partition's lock.
+ */
+void hl_head_granted(struct hl_head *h, unsigned int counts[HLOCK_NR_MODES])
+{
+	struct hl_part *p = NULL;
+	unsigned int m;
+
+	hl_head_lock(h);
+	for (m = 0; m < HLOCK_NR_MODES; m++)
+		counts[m] = h->granted_count[m];
+	while (h->partitioned && (p = hl_part_next(h, p))) {
+		hl_part_lock(h, p);
+		counts[HLOCK_IS] += p->count[part_slot(HLOCK_IS)];
+		counts[HLOCK_IX] += p->count[part_slot(HLOCK_IX)];
+		hl_part_unlock(h, p);
+	}
+	hl_head_unlock(h);
 }
 
 /**

@@ -477,6 +477,8 @@ void hl_release_tree(struct hl_locker *lk, struct hl_req *top,
 int hl_downgrade(struct hl_locker *lk, struct hl_head *h, unsigned int mode,
 		 struct hl_grants *g);
 unsigned int hl_held(struct hl_locker *lk, struct hl_head *h);
+void hl_head_granted(struct hl_head *h, unsigned int counts[HLOCK_NR_MODES]);
+extern bool hl_test_skip_conflict;
 
 /**
  * struct hl_blockers - Who blocks a request, for the lock table and logs.

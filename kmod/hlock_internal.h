@@ -39,6 +39,7 @@
 #include <linux/xarray.h>
 
 #include "hlock_core.h"
+#include "include/hlock_kernel.h"
 
 /* Blockers the slow-wait log names. */
 #define HL_SLOW_PIDS	4
@@ -292,6 +293,14 @@ struct hl_leases {
  * @yielder: Under @lock, while @yielding, the task that yields.
  * @tk: Its ticket; only limited pools use it.
  * @leases: Its leases (HLOCK_FEAT_LEASE), under @lock.
+ * @sleep: How its blocking calls sleep: TASK_INTERRUPTIBLE, or for a
+ *	kernel locker's call TASK_KILLABLE or TASK_UNINTERRUPTIBLE; under
+ *	@lock, set for the call that sleeps.
+ * @kdone: A kernel locker's asynchronous call in flight: what to call
+ *	when it ends (hlock_kapi.c); under @lock.
+ * @kdata: The pointer to call it with.
+ * @kcalls: Completions taken out of the slot and not yet called: a kernel
+ *	locker is destroyed only once none is left.
  */
 struct hl_file {
 	struct hl_locker lk;
@@ -325,6 +334,18 @@ struct hl_file {
 	struct task_struct *yielder;
 	struct hl_ticket tk;
 	struct hl_leases leases;
+	unsigned int sleep;
+	hlock_done_fn kdone;
+	void *kdata;
+	atomic_t kcalls;
+};
+
+/*
+ * A kernel locker (hlock_kernel.h) is a locker without a file: the type
+ * other modules see, of the same allocation.
+ */
+struct hlock_locker {
+	struct hl_file f;
 };
 
 static inline struct hl_file *hl_file_of(struct hl_locker *lk)
@@ -358,11 +379,14 @@ void hl_space_reclaim(void);
 int hl_ns_init(void);
 void hl_ns_exit(void);
 struct hl_ns *hl_ns_get(void);
+struct ipc_namespace;
+struct hl_ns *hl_ns_get_ipc(struct ipc_namespace *ipc);
 void hl_ns_put(struct hl_ns *ns);
 struct hl_ns *hl_ns_next(unsigned long *index);
 unsigned long hl_ns_count(void);
 
 /* hlock_locker.c */
+struct hl_file *hl_file_new(struct hl_ns *ns);
 int hl_file_open(struct file *file);
 void hl_file_release(struct hl_file *f);
 void hl_file_put(struct hl_file *f);
@@ -388,6 +412,10 @@ int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 unsigned int mode, unsigned int flags, s64 timeout_ns,
 		 s64 lease_ns, ktime_t deadline, struct hl_grants *g);
 void hl_file_release_all(struct hl_file *f, struct hl_grants *g);
+hlock_done_fn hl_kdone_take(struct hl_file *f, struct hl_grants *g,
+			    void **data);
+void hl_kdone_call(struct hl_file *f, hlock_done_fn done, void *data,
+		   int res);
 
 /**
  * hl_grants_run() - Continue the operations a caller's grant passes

@@ -131,8 +131,9 @@ void hl_file_unlock(struct hl_file *f)
 
 	f->wake = false;
 	mutex_unlock(&f->lock);
+	/* Every sleeper: a kernel locker's may sleep killable. */
 	if (wake && wq_has_sleeper(&f->wq))
-		wake_up_interruptible_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
+		wake_up_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
 }
 
 /**
@@ -379,6 +380,50 @@ static struct io_uring_cmd *hl_ring_take(struct hl_file *f,
 }
 
 /**
+ * hl_kdone_take() - Take a kernel locker's asynchronous call out of the
+ *	slot, its operation over (granted, failed or withdrawn), and collect
+ *	the slot.
+ * @f: The locker.
+ * @g: Lockers the collection granted.
+ * @data: Set to the pointer to call the completion with.
+ *
+ * Context: f->lock held.
+ * Return: the completion, which the caller calls (hl_kdone_call()) once
+ * the lock is dropped.
+ */
+hlock_done_fn hl_kdone_take(struct hl_file *f, struct hl_grants *g,
+			    void **data)
+{
+	hlock_done_fn done = f->kdone;
+
+	lockdep_assert_held(&f->lock);
+	*data = f->kdata;
+	f->kdone = NULL;
+	f->kdata = NULL;
+	/* Destroying the locker waits for this call (hlock_kapi.c). */
+	atomic_inc(&f->kcalls);
+	hl_op_clear(f, g);
+	return done;
+}
+
+/**
+ * hl_kdone_call() - Call a completion hl_kdone_take() took.
+ * @f: The locker.
+ * @done: The completion.
+ * @data: Its pointer.
+ * @res: The result of the call.
+ *
+ * Context: process context, no hlock lock held.
+ */
+void hl_kdone_call(struct hl_file *f, hlock_done_fn done, void *data,
+		   int res)
+{
+	done(container_of(f, struct hlock_locker, f), res, data);
+	if (atomic_dec_and_test(&f->kcalls))
+		wake_up_var(&f->kcalls);
+}
+
+/**
  * hl_grants_continue() - Continue the operations a caller's grant passes
  *	granted (see hl_grants_run()).
  * @g: The lockers; empty afterwards.
@@ -392,7 +437,9 @@ void hl_grants_continue(struct hl_grants *g)
 							struct hl_locker,
 							grant_node);
 		struct hl_file *f = hl_file_of(lk);
-		struct io_uring_cmd *cmd;
+		struct io_uring_cmd *cmd = NULL;
+		hlock_done_fn done = NULL;
+		void *data;
 		int ret;
 
 		list_del_init(&lk->grant_node);
@@ -407,12 +454,19 @@ void hl_grants_continue(struct hl_grants *g)
 		smp_mb__after_atomic();
 		mutex_lock(&f->lock);
 		ret = hl_lock_continue(f, g);
-		/* A lock through io_uring is collected as soon as it ends. */
-		cmd = f->ring.cmd && ret != -EINPROGRESS ? hl_ring_take(f, g) :
-			NULL;
+		/*
+		 * A lock through io_uring, or a kernel locker's asynchronous
+		 * one, is collected as soon as it ends.
+		 */
+		if (f->ring.cmd && ret != -EINPROGRESS)
+			cmd = hl_ring_take(f, g);
+		else if (f->kdone && ret != -EINPROGRESS)
+			done = hl_kdone_take(f, g, &data);
 		hl_file_unlock(f);
 		if (cmd)
 			hl_ring_post(cmd, ret);
+		if (done)
+			hl_kdone_call(f, done, data, ret);
 		hl_file_put(f);
 	}
 }
@@ -427,7 +481,15 @@ static int hl_wait_slot(struct hl_file *f, unsigned int seen, ktime_t deadline)
 	ktime_t left;
 	long ret;
 
-	if (deadline == KTIME_MAX) {
+	if (unlikely(f->sleep != TASK_INTERRUPTIBLE)) {
+		/* A kernel locker's call: killable or uninterruptible. */
+		left = deadline == KTIME_MAX ? KTIME_MAX :
+		       ktime_sub(deadline, ktime_get());
+		if (left <= 0)
+			return -ETIMEDOUT;
+		ret = __wait_event_hrtimeout(f->wq, READ_ONCE(f->gen) != seen,
+					     left, f->sleep);
+	} else if (deadline == KTIME_MAX) {
 		ret = wait_event_interruptible(f->wq, READ_ONCE(f->gen) != seen);
 	} else {
 		left = ktime_sub(deadline, ktime_get());
@@ -907,8 +969,10 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
 	struct io_uring_cmd *cmd = NULL;
+	hlock_done_fn done = NULL;
 	const struct hl_path *p;
 	struct hl_grants g;
+	void *data = NULL;
 	struct hl_head *h;
 	int ret, on;
 
@@ -941,6 +1005,8 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		hl_op_cancel_counted(f, HLOCK_CANCEL_UNLOCK, &g);
 		if (f->ring.cmd)
 			cmd = hl_ring_take(f, &g);
+		else if (f->kdone)
+			done = hl_kdone_take(f, &g, &data);
 		else
 			hl_op_clear(f, &g);
 		rcu_read_lock();
@@ -981,6 +1047,8 @@ out_unlock:
 	hl_grants_run(&g);
 	if (cmd)
 		hl_ring_post(cmd, -ECANCELED);
+	if (done)
+		hl_kdone_call(f, done, data, -ECANCELED);
 	return ret;
 }
 
@@ -996,24 +1064,23 @@ bool hl_file_polled(struct hl_file *f)
 }
 
 /**
- * hl_file_open() - A new locker for @file.
- * @file: The file being opened.
+ * hl_file_new() - A new locker in a lock space, owned by the caller.
+ * @ns: The lock space; the locker takes this reference.
  *
- * Return: 0 or -errno.
+ * Context: process context, may sleep.
+ * Return: the locker, or an ERR_PTR() (-ENOMEM, -EBUSY); @ns is put on
+ * error.
  */
-int hl_file_open(struct file *file)
+struct hl_file *hl_file_new(struct hl_ns *ns)
 {
 	struct hl_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	int ret;
 
-	if (!f)
-		return -ENOMEM;
-	f->ns = hl_ns_get();
-	if (IS_ERR(f->ns)) {
-		ret = PTR_ERR(f->ns);
-		kfree(f);
-		return ret;
+	if (!f) {
+		hl_ns_put(ns);
+		return ERR_PTR(-ENOMEM);
 	}
+	f->ns = ns;
 	f->root = &f->ns->root->head;
 	/*
 	 * Jumping queues is a privilege of the opener, as with other rights
@@ -1026,6 +1093,8 @@ int hl_file_open(struct file *file)
 	mutex_init(&f->lock);
 	refcount_set(&f->ref, 1);
 	init_waitqueue_head(&f->wq);
+	f->sleep = TASK_INTERRUPTIBLE;
+	atomic_set(&f->kcalls, 0);
 	hl_ring_init(f);
 	INIT_LIST_HEAD(&f->tk.node);
 	hl_lease_init(f);
@@ -1040,8 +1109,27 @@ int hl_file_open(struct file *file)
 		put_pid(rcu_dereference_protected(f->owner, true));
 		hl_ns_put(f->ns);
 		kfree(f);
-		return ret;
+		return ERR_PTR(ret);
 	}
+	return f;
+}
+
+/**
+ * hl_file_open() - A new locker for @file.
+ * @file: The file being opened.
+ *
+ * Return: 0 or -errno.
+ */
+int hl_file_open(struct file *file)
+{
+	struct hl_ns *ns = hl_ns_get();
+	struct hl_file *f;
+
+	if (IS_ERR(ns))
+		return PTR_ERR(ns);
+	f = hl_file_new(ns);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	file->private_data = f;
 	return 0;
 }
@@ -1096,7 +1184,9 @@ void hl_file_release_all(struct hl_file *f, struct hl_grants *g)
 void hl_file_release(struct hl_file *f)
 {
 	struct hl_locker *lk = &f->lk;
+	hlock_done_fn done = NULL;
 	struct hl_grants g;
+	void *data = NULL;
 
 	hl_grants_init(&g);
 	/* A lock in flight through io_uring keeps the file open. */
@@ -1108,12 +1198,16 @@ void hl_file_release(struct hl_file *f)
 	if (lk->op.state == HL_OP_WAITING || f->tk.pending ||
 	    (lk->op.state != HL_OP_IDLE && f->async))
 		hl_op_cancel_counted(f, HLOCK_CANCEL_CLOSE, &g);
-	if (lk->op.state != HL_OP_IDLE)
+	if (f->kdone)
+		done = hl_kdone_take(f, &g, &data);
+	else if (lk->op.state != HL_OP_IDLE)
 		hl_op_clear(f, &g);
 	hl_file_release_all(f, &g);
 	hl_locker_drop_spares(lk);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
+	if (done)
+		hl_kdone_call(f, done, data, -ECANCELED);
 	hl_lease_close(f);
 	hl_file_put(f);
 }

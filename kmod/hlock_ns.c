@@ -78,8 +78,15 @@ err:
 	return NULL;
 }
 
-/* The lock space of @ipc, made if need be, with a reference. */
-static struct hl_ns *hl_ns_get_ipc(struct ipc_namespace *ipc)
+/**
+ * hl_ns_get_ipc() - The lock space of an IPC namespace, made if need be,
+ *	with a reference.
+ * @ipc: The namespace.
+ *
+ * Context: process context, may sleep.
+ * Return: the space, or an ERR_PTR() (-ENOMEM).
+ */
+struct hl_ns *hl_ns_get_ipc(struct ipc_namespace *ipc)
 {
 	struct hl_ns *ns;
 	int ret;

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock inside the kernel: the API of include/hlock_kernel.h.
+ *
+ * A kernel locker is a struct hl_file that no file holds: it is made and
+ * ended here instead of by open and close, and its calls are those of the
+ * ioctls, with the path a kernel string.  Two things only kernel lockers
+ * have: a blocking call may sleep killable or uninterruptible (hl_file.
+ * sleep), and an asynchronous call ends by calling back (hl_file.kdone)
+ * from whichever thread grants or withdraws it, as a lock through io_uring
+ * ends by posting its completion.
+ */
+
+#include <linux/export.h>
+#include <linux/ipc_namespace.h>
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/string.h>
+#include <linux/wait_bit.h>
+
+#include "hlock_internal.h"
+
+static struct hl_file *hl_kfile(struct hlock_locker *lk)
+{
+	return &lk->f;
+}
+
+/*
+ * The length of kernel path @path, which must fit the ABI's limit.
+ * Return: the length, or -EINVAL (NULL) or -ENAMETOOLONG.
+ */
+static int hl_kpath_len(const char *path)
+{
+	size_t len;
+
+	if (!path)
+		return -EINVAL;
+	len = strnlen(path, HLOCK_PATH_MAX + 1);
+	return len > HLOCK_PATH_MAX ? -ENAMETOOLONG : len;
+}
+
+/**
+ * hlock_locker_create() - A new kernel locker.
+ * @ns: The IPC namespace whose lock space it locks in; NULL for the
+ *	initial one's, which processes of the initial namespaces share.
+ *
+ * The locker is shown in the lock table under the calling task's pid and
+ * name (a kthread's name, for a kthread): make it in the thread that will
+ * use it.  A locker of a task that may jump queues (CAP_SYS_NICE, as
+ * kthreads have) may use HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST.
+ *
+ * Context: process context, may sleep.
+ * Return: the locker, or an ERR_PTR() (-ENOMEM, -EBUSY).
+ */
+struct hlock_locker *hlock_locker_create(struct ipc_namespace *ns)
+{
+	struct hl_ns *space;
+	struct hl_file *f;
+
+	space = hl_ns_get_ipc(ns ? ns : init_task.nsproxy->ipc_ns);
+	if (IS_ERR(space))
+		return ERR_CAST(space);
+	f = hl_file_new(space);
+	if (IS_ERR(f))
+		return ERR_CAST(f);
+	return container_of(f, struct hlock_locker, f);
+}
+EXPORT_SYMBOL_GPL(hlock_locker_create);
+
+/**
+ * hlock_locker_destroy() - End a kernel locker, as closing /dev/hlock
+ *	ends a process's.
+ * @lk: The locker; NULL or an error pointer does nothing.
+ *
+ * Withdraws its call in flight (an asynchronous call's completion is
+ * called with -ECANCELED), releases everything it holds, granting whom
+ * that lets in, and waits until no completion of it is running.  Must not
+ * be called from the locker's own completion, nor while another thread
+ * is in a call on it.
+ *
+ * Context: process context, may sleep.
+ */
+void hlock_locker_destroy(struct hlock_locker *lk)
+{
+	struct hl_file *f;
+
+	if (IS_ERR_OR_NULL(lk))
+		return;
+	f = hl_kfile(lk);
+	/* Keep it to wait on: the release drops the creator's reference. */
+	refcount_inc(&f->ref);
+	hl_file_release(f);
+	wait_var_event(&f->kcalls, !atomic_read(&f->kcalls));
+	hl_file_put(f);
+}
+EXPORT_SYMBOL_GPL(hlock_locker_destroy);
+
+/*
+ * Check a lock call's mode and flags.  Return: the sleep state of its
+ * waits, or 0 when they are not valid.
+ */
+static unsigned int hl_ksleep(unsigned int mode, unsigned int flags)
+{
+	if (!hl_mode_valid(mode) || flags & ~(HLOCK_F_ALL | HLOCK_KF_ALL) ||
+	    flags & HLOCK_F_ASYNC)
+		return 0;
+	switch (flags & HLOCK_KF_ALL) {
+	case 0:
+		return TASK_INTERRUPTIBLE;
+	case HLOCK_KF_KILLABLE:
+		return TASK_KILLABLE;
+	case HLOCK_KF_UNINTERRUPTIBLE:
+		return TASK_UNINTERRUPTIBLE;
+	default:
+		return 0;
+	}
+}
+
+/**
+ * hlock_kernel_lock() - Lock a path, as hlock_lock(3) does.
+ * @lk: The locker.
+ * @path: The path, NUL-terminated ("" is the root).
+ * @mode: HLOCK_IS ... HLOCK_X.
+ * @flags: HLOCK_F_FRONT, HLOCK_F_COMPAT_FIRST; HLOCK_KF_KILLABLE or
+ *	HLOCK_KF_UNINTERRUPTIBLE.
+ * @timeout_ns: 0 tries without waiting, negative waits as long as it
+ *	takes, positive waits at most that long.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 when granted; -EAGAIN (a try that would wait), -ETIMEDOUT,
+ * -EINTR (a signal; with HLOCK_KF_KILLABLE a fatal one), -EDEADLK,
+ * -EBUSY (a call is in flight), -EINVAL, -ENAMETOOLONG, -ENOMEM, -EPERM,
+ * -E2BIG (max_locks_per_locker), as hlock_lock(3).
+ */
+int hlock_kernel_lock(struct hlock_locker *lk, const char *path,
+		      unsigned int mode, unsigned int flags, s64 timeout_ns)
+{
+	unsigned int sleep = hl_ksleep(mode, flags);
+	struct hl_file *f = hl_kfile(lk);
+	struct hl_grants g;
+	int len = hl_kpath_len(path), ret;
+
+	if (len < 0)
+		return len;
+	if (!sleep)
+		return -EINVAL;
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	f->sleep = sleep;
+	ret = hl_lock_call(f, path, len, mode, flags & HLOCK_F_ALL,
+			   timeout_ns, 0, 0, &g);
+	f->sleep = TASK_INTERRUPTIBLE;
+	hl_file_unlock(f);
+	hl_grants_run(&g);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(hlock_kernel_lock);
+
+/**
+ * hlock_kernel_lock_async() - Lock a path, without waiting for the grant.
+ * @lk: The locker.
+ * @path: The path, NUL-terminated.
+ * @mode: HLOCK_IS ... HLOCK_X.
+ * @flags: HLOCK_F_FRONT, HLOCK_F_COMPAT_FIRST.
+ * @done: Called when a call that had to wait ends (see hlock_done_fn).
+ * @data: Its pointer.
+ *
+ * The call waits as long as it takes, unless withdrawn: by
+ * hlock_kernel_unlock() of its path, by hlock_locker_destroy(), or refused
+ * by the deadlock detector (-EDEADLK).  Until it ends, other calls on the
+ * locker but hlock_kernel_held() and that unlock return -EBUSY.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 when granted at once (@done is not called), -EINPROGRESS when
+ * queued (@done is called once, later, maybe before this returns), or
+ * another -errno as hlock_kernel_lock() (@done is not called).
+ */
+int hlock_kernel_lock_async(struct hlock_locker *lk, const char *path,
+			    unsigned int mode, unsigned int flags,
+			    hlock_done_fn done, void *data)
+{
+	struct hl_file *f = hl_kfile(lk);
+	struct hl_grants g;
+	int len = hl_kpath_len(path), ret;
+
+	if (len < 0)
+		return len;
+	if (!done || hl_ksleep(mode, flags) != TASK_INTERRUPTIBLE)
+		return -EINVAL;
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	if (f->kdone) {
+		ret = -EBUSY;
+	} else {
+		/* Set first: a grant's continuation needs the lock to run. */
+		f->kdone = done;
+		f->kdata = data;
+		ret = hl_lock_call(f, path, len, mode, flags | HLOCK_F_ASYNC,
+				   -1, 0, 0, &g);
+		if (ret != -EINPROGRESS) {
+			f->kdone = NULL;
+			f->kdata = NULL;
+		}
+	}
+	hl_file_unlock(f);
+	hl_grants_run(&g);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(hlock_kernel_lock_async);
+
+static int hl_kpath(struct hlock_locker *lk, unsigned int op,
+		    const char *path, unsigned int mode)
+{
+	int len = hl_kpath_len(path);
+
+	if (len < 0)
+		return len;
+	return hl_do_path(hl_kfile(lk), op, path, len, mode);
+}
+
+/**
+ * hlock_kernel_unlock() - Release one acquisition of a path, as
+ *	hlock_unlock(3) does.
+ * @lk: The locker.
+ * @path: The path.
+ *
+ * On the path of its asynchronous call in flight, withdraws the call
+ * instead (its completion is called with -ECANCELED before this returns).
+ *
+ * Context: process context, may sleep.
+ * Return: the mode still held on @path after the release (HLOCK_NL when
+ * none), or -ENOENT (not held), -EBUSY (on the way of a call in flight),
+ * -ESTALE, -EINVAL, -ENAMETOOLONG.
+ */
+int hlock_kernel_unlock(struct hlock_locker *lk, const char *path)
+{
+	return hl_kpath(lk, HLOCK_IOC_UNLOCK, path, HLOCK_NL);
+}
+EXPORT_SYMBOL_GPL(hlock_kernel_unlock);
+
+/**
+ * hlock_kernel_downgrade() - Lower the mode held on a path, as
+ *	hlock_downgrade(3) does.
+ * @lk: The locker.
+ * @path: The path.
+ * @mode: The new mode, which the held one must cover.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or -ENOENT, -EINVAL, -EBUSY, -ENAMETOOLONG.
+ */
+int hlock_kernel_downgrade(struct hlock_locker *lk, const char *path,
+			   unsigned int mode)
+{
+	if (!hl_mode_valid(mode))
+		return -EINVAL;
+	return hl_kpath(lk, HLOCK_IOC_DOWNGRADE, path, mode);
+}
+EXPORT_SYMBOL_GPL(hlock_kernel_downgrade);
+
+/**
+ * hlock_kernel_held() - The mode a locker holds on a path.
+ * @lk: The locker.
+ * @path: The path.
+ *
+ * Context: process context, may sleep.
+ * Return: HLOCK_NL ... HLOCK_X (the old mode while a conversion waits), or
+ * -EINVAL, -ENAMETOOLONG.
+ */
+int hlock_kernel_held(struct hlock_locker *lk, const char *path)
+{
+	return hl_kpath(lk, HLOCK_IOC_HELD, path, HLOCK_NL);
+}
+EXPORT_SYMBOL_GPL(hlock_kernel_held);
+
+/**
+ * hlock_kernel_granted() - What all lockers are granted on a path, per
+ *	mode: for invariant checks (hlock_torture) and tests.
+ * @lk: A locker of the lock space to look in.
+ * @path: The path.
+ * @counts: Set to the number of granted requests per mode (one per
+ *	locker, whatever its acquisition count; a converting request in the
+ *	mode it holds); all zero when the resource does not exist.
+ *
+ * Context: process context; takes the resource's locks.
+ * Return: 0, or -EINVAL, -ENAMETOOLONG.
+ */
+int hlock_kernel_granted(struct hlock_locker *lk, const char *path,
+			 unsigned int counts[HLOCK_NR_MODES])
+{
+	struct hl_file *f = hl_kfile(lk);
+	int len = hl_kpath_len(path), ret;
+	struct hl_path p;
+	struct hl_head *h;
+
+	memset(counts, 0, HLOCK_NR_MODES * sizeof(*counts));
+	if (len < 0)
+		return len;
+	ret = hl_path_parse(&p, path, len);
+	if (ret)
+		return ret;
+	rcu_read_lock();
+	h = hl_path_find(f->root, &p, path);
+	if (h)
+		hl_head_granted(h, counts);
+	rcu_read_unlock();
+	return 0;
+}
+EXPORT_SYMBOL_GPL(hlock_kernel_granted);
+
+/**
+ * hlock_kernel_grant_policy() - The grant policy in force.
+ *
+ * Context: any.
+ * Return: HLOCK_POLICY_BATCH or HLOCK_POLICY_FIFO (the grant_policy
+ * module parameter).
+ */
+unsigned int hlock_kernel_grant_policy(void)
+{
+	return hl_grant_policy();
+}
+EXPORT_SYMBOL_GPL(hlock_kernel_grant_policy);
