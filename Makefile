@@ -5,6 +5,7 @@
 #   make              the module for the running kernel (KDIR) and libhlock
 #   make lib          lib/libhlock.a and lib/libhlock.so
 #   make ko KREL=...  the module for one installed kernel, in build/KREL/
+#                     (hlock.ko, and hlock_torture.ko beside it)
 #   make ko-debug     the module for the debug kernel, in build/debug/
 #   make debug-kernel the 6.12 debug kernel (lockdep, KASAN, UBSAN,
 #                     kmemleak), built once and cached; see scripts/debug-kernel
@@ -63,6 +64,8 @@ ko:
 	$(MAKE) -C $(KO_KDIR) M=$(BUILD)/$(KREL)/src W=1 \
 		KCFLAGS=-Werror modules
 	cp $(BUILD)/$(KREL)/src/kmod/hlock.ko $(BUILD)/$(KREL)/hlock.ko
+	cp $(BUILD)/$(KREL)/src/kmod/hlock_torture.ko \
+		$(BUILD)/$(KREL)/hlock_torture.ko
 
 # The debug kernel is built on first use (about 20 minutes) and cached
 # outside the checkout; its module goes to build/debug/.
