@@ -10,7 +10,7 @@
  * per leaf, are the others (hlock_torture_ref.c), so that hlock's cost is
  * a ratio measured in one boot.  hlock_torture_main.c has the parameters,
  * the threads and the runs, hlock_torture_stats.c the figures and the
- * report.
+ * report, hlock_torture_klock.c the kernel locker a selftest drives.
  */
 #ifndef _HLOCK_TORTURE_H
 #define _HLOCK_TORTURE_H
@@ -285,5 +285,9 @@ void hlt_report_run(struct hlt_run *run);
 void hlt_report_failed(const struct hlt_type *type, int err);
 void hlt_report_end(void);
 void hlt_stats_debugfs(struct dentry *dir);
+
+/* The kernel locker: hlock_torture_klock.c. */
+int hlt_klock_init(struct dentry *dir);
+void hlt_klock_exit(void);
 
 #endif /* _HLOCK_TORTURE_H */

@@ -848,13 +848,16 @@ static int __init hlt_init(void)
 	if (ret)
 		return ret;
 	hlt_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	ret = hlt_klock_init(hlt_dir);
+	if (ret)
+		goto err_debugfs;
 	if (!duration) {
-		pr_info("duration=0: no torture run\n");
+		pr_info("duration=0: no torture run, the kernel locker only\n");
 		return 0;
 	}
 	ret = hlt_leaves_init();
 	if (ret)
-		goto err_debugfs;
+		goto err_klock;
 	hlt_stats_debugfs(hlt_dir);
 	hlt_ctl = kthread_run(hlt_ctl_fn, NULL, KBUILD_MODNAME);
 	if (IS_ERR(hlt_ctl)) {
@@ -865,6 +868,8 @@ static int __init hlt_init(void)
 
 err_leaves:
 	kvfree(hlt_leaves);
+err_klock:
+	hlt_klock_exit();
 err_debugfs:
 	debugfs_remove(hlt_dir);
 	return ret;
@@ -872,6 +877,7 @@ err_debugfs:
 
 static void __exit hlt_exit(void)
 {
+	hlt_klock_exit();
 	/* No reader of the figures is left before the run goes. */
 	debugfs_remove(hlt_dir);
 	if (hlt_ctl)
