@@ -16,6 +16,9 @@
 #   make demo         processes sharing hierarchical locks, in a VM
 #   make checkpatch   checkpatch.pl on kmod/ and uapi/
 #   make bench        hlock against flock, OFD, semop...: tables, in 2 VMs
+#   make torture      hlock_torture.ko on 6.12, 6.1 and the debug kernel:
+#                     invariants checked, rates against rwsem, percpu-rwsem
+#                     and mutex; see scripts/torture
 #   make install      everything under DESTDIR/PREFIX
 
 KDIR	?= /lib/modules/$(shell uname -r)/build
@@ -32,7 +35,7 @@ LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIB_SOVER := 1
 
 .PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools \
-	install bench ko-debug debug-kernel
+	install bench ko-debug debug-kernel torture
 
 all: module lib
 
@@ -114,6 +117,11 @@ checkpatch: deps
 # statistics' cost, one with parallel vCPUs for scaling; see scripts/bench.
 bench: deps
 	scripts/bench
+
+# The in-kernel API under torture, in a VM per kernel; scripts/torture
+# --broken proves its checks fail on a lock manager that ignores conflicts.
+torture: deps
+	scripts/torture
 
 # Module (for KDIR, when it has headers), library, headers, pkg-config
 # file, tools and man pages under DESTDIR/PREFIX; see scripts/install.
