@@ -78,6 +78,7 @@ struct hlt_leaf {
  * @converts: Conversions granted.
  * @recursions: Recursive acquisitions.
  * @downgrades: Downgrades made.
+ * @checks: Holds on which the lock manager's own account was checked.
  * @bypasses: Times a queued request was passed by a later conflicting one.
  * @bypass_max: The most times one queued request was passed.
  * @wait_max: The longest wait for a grant, in ns.
@@ -96,6 +97,7 @@ struct hlt_stats {
 	u64 converts;
 	u64 recursions;
 	u64 downgrades;
+	u64 checks;
 	u64 bypasses;
 	u64 bypass_max;
 	u64 wait_max;

@@ -5,11 +5,12 @@
  *
  * Each thread has a locker of its own, made in the thread so that the lock
  * table names it.  Besides the shadow counts of the generic loop it checks,
- * on one hold in HLT_CHECK_EVERY, that hlock says the thread holds what it
- * thinks it holds, that every ancestor carries an intent that covers the
- * leaf's mode, and that hlock's own count of granted requests on each of
- * those resources has the thread's mode and nothing that conflicts with it;
- * at quiet points, that nothing is granted on any resource of the torture.
+ * on a sample of holds (HLT_CHECK_EVERY), that hlock says the thread holds
+ * what it thinks it holds, that every ancestor carries an intent that
+ * covers the leaf's mode, and that hlock's own count of granted requests on
+ * each of those resources has the thread's mode and nothing that conflicts
+ * with it; at quiet points, that nothing is granted on any resource of the
+ * torture.
  *
  * Bypasses: an asynchronous request that was queued (-EINPROGRESS) stamps
  * itself from its leaf's clock once the call returned and publishes the

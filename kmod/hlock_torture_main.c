@@ -45,8 +45,11 @@
 #define HLT_LONG_HOLD_US	50
 /* Other holds spin up to this long. */
 #define HLT_SHORT_HOLD_NS	1000
-/* 1 in this many holds checks the lock manager's own account. */
-#define HLT_CHECK_EVERY		8
+/*
+ * 1 in this many holds checks the lock manager's own account: about 2
+ * calls per level, so that the checks cost hlock's rate a few percent.
+ */
+#define HLT_CHECK_EVERY		32
 /* Timed first acquisitions: half are tries, half wait up to this long. */
 #define HLT_TIMEOUT_MAX_NS	(2 * NSEC_PER_MSEC)
 /* How often the controller looks at the clock. */
@@ -512,8 +515,10 @@ static void hlt_hold(struct hlt_thread *t)
 
 static void hlt_check(struct hlt_thread *t, struct hlt_op *op)
 {
-	if (t->run->type->check && !hlt_rand(t, HLT_CHECK_EVERY))
+	if (t->run->type->check && !hlt_rand(t, HLT_CHECK_EVERY)) {
 		t->run->type->check(t, op);
+		hlt_add(&t->st.checks, 1);
+	}
 }
 
 /* Lock the leaf again: a conversion to the supremum, or a recursion. */

@@ -155,6 +155,7 @@ void hlt_stats_sum(struct hlt_stats *sum, const struct hlt_run *run)
 		hlt_sum_add(&sum->converts, &st->converts);
 		hlt_sum_add(&sum->recursions, &st->recursions);
 		hlt_sum_add(&sum->downgrades, &st->downgrades);
+		hlt_sum_add(&sum->checks, &st->checks);
 		hlt_sum_add(&sum->bypasses, &st->bypasses);
 		hlt_sum_max(&sum->bypass_max, &st->bypass_max);
 		hlt_sum_max(&sum->wait_max, &st->wait_max);
@@ -219,8 +220,9 @@ static void hlt_show(struct hlt_out *o, const struct hlt_result *r)
 
 	hlt_out(o, "%s: not granted: busy %llu timeouts %llu deadlocks %llu cancels %llu",
 		name, st->busy, st->timeouts, st->deadlocks, st->cancels);
-	hlt_out(o, "; queued %llu converts %llu recursions %llu downgrades %llu",
-		st->queued, st->converts, st->recursions, st->downgrades);
+	hlt_out(o, "; queued %llu converts %llu recursions %llu downgrades %llu checks %llu",
+		st->queued, st->converts, st->recursions, st->downgrades,
+		st->checks);
 	hlt_out_end(o);
 
 	hlt_out(o, "%s: wait log2(ns):", name);
