@@ -8,9 +8,10 @@
  * check that what they were granted agrees with the rules.  hlock is one
  * type (hlock_torture_hlock.c); rwsem, percpu-rwsem and mutex, one lock
  * per leaf, are the others (hlock_torture_ref.c), so that hlock's cost is
- * a ratio measured in one boot.  hlock_torture_main.c has the parameters,
- * the threads and the runs, hlock_torture_stats.c the figures and the
- * report, hlock_torture_klock.c the kernel locker a selftest drives.
+ * a ratio measured in one boot.  hlock_torture_main.c has the parameters
+ * and the runs, hlock_torture_thread.c the threads' operations and the
+ * rules they check, hlock_torture_stats.c the figures and the report,
+ * hlock_torture_klock.c the kernel locker a selftest drives.
  */
 #ifndef _HLOCK_TORTURE_H
 #define _HLOCK_TORTURE_H
@@ -36,6 +37,8 @@ struct dentry;
 #define HLT_PATH_LEN		96
 /* Leaves at the most (the bypass slot has 12 bits for an index). */
 #define HLT_MAX_NRES		4096
+/* The use_* parameters are percentages. */
+#define HLT_PERCENT		100
 
 /* How a thread asks for the first acquisition of an operation. */
 enum hlt_kind {
@@ -103,6 +106,27 @@ struct hlt_stats {
 	u64 wait_max;
 	u64 hist[HLT_HIST_BUCKETS];
 };
+
+/**
+ * struct hlt_mix - What the threads do, from the parameters; written by
+ *	the module's init only.
+ * @weights: Per mode, its weight among the modes asked for.
+ * @weight_sum: Their sum, not 0.
+ * @timeouts: Percent of first acquisitions that try or time out.
+ * @async: Percent of them queued asynchronously (hlock).
+ * @converts: Percent of operations that lock again.
+ * @downgrades: Percent of operations that downgrade.
+ */
+struct hlt_mix {
+	unsigned int weights[HLOCK_NR_MODES];
+	unsigned int weight_sum;
+	unsigned int timeouts;
+	unsigned int async;
+	unsigned int converts;
+	unsigned int downgrades;
+};
+
+extern struct hlt_mix hlt_mix;
 
 struct hlt_run;
 
@@ -250,13 +274,14 @@ struct hlt_run {
 			  ##__VA_ARGS__);				\
 	} while (0)
 
-/* Modes: hlock_torture_main.c. */
+/* Modes and threads: hlock_torture_thread.c. */
 extern const char *const hlt_mode_names[HLOCK_NR_MODES];
 bool hlt_conflicts(unsigned int a, unsigned int b);
 bool hlt_covers(unsigned int held, unsigned int mode);
 unsigned int hlt_sup(unsigned int a, unsigned int b);
 int hlt_mode_parse(const char *name);
 u32 hlt_rand(struct hlt_thread *t, u32 n);
+int hlt_thread_fn(void *arg);
 
 /* The lock types. */
 extern const struct hlt_type hlt_hlock_type;

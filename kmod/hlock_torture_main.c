@@ -1,28 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hlock_torture: the parameters, the threads and the runs.
+ * hlock_torture: the parameters and the runs.
  *
  * A controller kthread ("hlock_torture") runs each lock type of the types
  * parameter in turn for duration seconds: it starts nthreads kthreads
- * ("hltorture/N"), every stutter seconds parks them all (each ends its
- * operation first) to check that nothing is left held, prints the figures
- * every stat_interval seconds, and at the end stops them, checks once more
- * and reports.  After the last type it prints the ratios and the verdict,
- * and waits for rmmod.
- *
- * Each thread loops over operations: a leaf (skewed: low indexes are hot),
- * a mode from the modes mix, a first acquisition that blocks, is timed or
- * tried, or (hlock) is queued; a short hold, now and then a long one; now
- * and then a conversion or recursion and a downgrade; the release.  Around
- * every grant and release it keeps a shadow count per leaf and mode and
- * checks that no conflicting mode is counted; the lock type checks the
- * lock manager's own account too (hlock_torture_hlock.c).
+ * ("hltorture/N", hlock_torture_thread.c), every stutter seconds parks
+ * them all (each ends its operation first) to check that nothing is left
+ * held, prints the figures every stat_interval seconds, and at the end
+ * stops them, checks once more and reports.  After the last type it prints
+ * the ratios and the verdict, and waits for rmmod.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/random.h>
@@ -36,22 +27,8 @@
 
 /* Threads at the most. */
 #define HLT_MAX_THREADS		256
-/* Percentages. */
-#define HLT_PERCENT		100
 /* Children of each resource above the leaves. */
 #define HLT_FANOUT		4
-/* 1 in this many holds sleeps, so that others queue behind it. */
-#define HLT_LONG_HOLD_EVERY	32
-#define HLT_LONG_HOLD_US	50
-/* Other holds spin up to this long. */
-#define HLT_SHORT_HOLD_NS	1000
-/*
- * 1 in this many holds checks the lock manager's own account: about 2
- * calls per level, so that the checks cost hlock's rate a few percent.
- */
-#define HLT_CHECK_EVERY		32
-/* Timed first acquisitions: half are tries, half wait up to this long. */
-#define HLT_TIMEOUT_MAX_NS	(2 * NSEC_PER_MSEC)
 /* How often the controller looks at the clock. */
 #define HLT_CTL_TICK		(HZ / 10)
 /* Threads that do not park or end within this long are stuck. */
@@ -123,125 +100,15 @@ static const struct hlt_type *const hlt_all_types[] = {
 /* What the parameters say, checked; written by the init only. */
 static struct {
 	unsigned int nthreads;
-	unsigned int weights[HLOCK_NR_MODES];
-	unsigned int weight_sum;
 	const struct hlt_type *types[ARRAY_SIZE(hlt_all_types)];
 	unsigned int ntypes;
 } hlt_cfg;
 
+struct hlt_mix hlt_mix;
+
 static struct hlt_leaf *hlt_leaves;
 static struct task_struct *hlt_ctl;
 static struct dentry *hlt_dir;
-
-const char *const hlt_mode_names[HLOCK_NR_MODES] = {
-	[HLOCK_NL] = "NL",
-	[HLOCK_IS] = "IS",
-	[HLOCK_IX] = "IX",
-	[HLOCK_S] = "S",
-	[HLOCK_SIX] = "SIX",
-	[HLOCK_X] = "X",
-};
-
-/*
- * The rules the checks hold hlock to are the torture's own, written apart
- * from hlock_core.c's tables: a mistake there must not be checked against
- * itself.
- */
-#define M(m)	BIT(HLOCK_##m)
-/* Gray's compatibility matrix: the modes each mode conflicts with. */
-static const u8 hlt_conflict_mask[HLOCK_NR_MODES] = {
-	[HLOCK_IS] = M(X),
-	[HLOCK_IX] = M(S) | M(SIX) | M(X),
-	[HLOCK_S] = M(IX) | M(SIX) | M(X),
-	[HLOCK_SIX] = M(IX) | M(S) | M(SIX) | M(X),
-	[HLOCK_X] = M(IS) | M(IX) | M(S) | M(SIX) | M(X),
-};
-
-/* The modes each mode covers: IS < IX < SIX < X and IS < S < SIX. */
-static const u8 hlt_cover_mask[HLOCK_NR_MODES] = {
-	[HLOCK_NL] = M(NL),
-	[HLOCK_IS] = M(NL) | M(IS),
-	[HLOCK_IX] = M(NL) | M(IS) | M(IX),
-	[HLOCK_S] = M(NL) | M(IS) | M(S),
-	[HLOCK_SIX] = M(NL) | M(IS) | M(IX) | M(S) | M(SIX),
-	[HLOCK_X] = M(NL) | M(IS) | M(IX) | M(S) | M(SIX) | M(X),
-};
-
-#undef M
-
-/**
- * hlt_conflicts() - Whether two modes conflict.
- * @a: A mode.
- * @b: Another.
- *
- * Return: true when a request in @a and one in @b of another locker can
- * never both be granted on one resource.
- */
-bool hlt_conflicts(unsigned int a, unsigned int b)
-{
-	return hlt_conflict_mask[a] & BIT(b);
-}
-
-/**
- * hlt_covers() - Whether a mode covers another.
- * @held: The mode held.
- * @mode: The mode asked about.
- *
- * Return: true when holding @held grants at least what @mode would.
- */
-bool hlt_covers(unsigned int held, unsigned int mode)
-{
-	return hlt_cover_mask[held] & BIT(mode);
-}
-
-/**
- * hlt_sup() - The weakest mode that covers two modes.
- * @a: A mode.
- * @b: Another.
- *
- * The modes' numbers order the lattice, so the first one that covers both
- * is the supremum (S and IX give SIX).
- *
- * Return: the mode.
- */
-unsigned int hlt_sup(unsigned int a, unsigned int b)
-{
-	unsigned int m;
-
-	for (m = HLOCK_IS; m < HLOCK_X; m++)
-		if (hlt_covers(m, a) && hlt_covers(m, b))
-			return m;
-	return HLOCK_X;
-}
-
-/**
- * hlt_mode_parse() - A mode by its name.
- * @name: "IS", "IX", "S", "SIX" or "X", in any case.
- *
- * Return: the mode, or -EINVAL.
- */
-int hlt_mode_parse(const char *name)
-{
-	unsigned int m;
-
-	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
-		if (!strcasecmp(name, hlt_mode_names[m]))
-			return m;
-	return -EINVAL;
-}
-
-/**
- * hlt_rand() - A random number of a thread's own.
- * @t: The thread.
- * @n: The bound; not 0.
- *
- * Context: the thread @t.
- * Return: a number below @n.
- */
-u32 hlt_rand(struct hlt_thread *t, u32 n)
-{
-	return prandom_u32_state(&t->rnd) % n;
-}
 
 /* ------------------------------------------------------------------ */
 /* Parameters */
@@ -270,12 +137,12 @@ static int hlt_parse_modes(void)
 			ret = -EINVAL;
 			break;
 		}
-		hlt_cfg.weights[m] = w;
+		hlt_mix.weights[m] = w;
 	}
 	kfree(buf);
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
-		hlt_cfg.weight_sum += hlt_cfg.weights[m];
-	if (!ret && !hlt_cfg.weight_sum)
+		hlt_mix.weight_sum += hlt_mix.weights[m];
+	if (!ret && !hlt_mix.weight_sum)
 		ret = -EINVAL;
 	if (ret)
 		pr_err("modes=%s: want NAME=WEIGHT,... (is, ix, s, six, x), not all 0\n",
@@ -354,6 +221,10 @@ static int hlt_check_params(void)
 		       HLT_MAX_THREADS, HLOCK_MAX_DEPTH, HLT_MAX_NRES);
 		return -EINVAL;
 	}
+	hlt_mix.timeouts = use_timeouts;
+	hlt_mix.async = use_async;
+	hlt_mix.converts = use_converts;
+	hlt_mix.downgrades = use_downgrades;
 	ret = hlt_parse_modes();
 	if (!ret)
 		ret = hlt_parse_types();
@@ -394,272 +265,6 @@ static int hlt_leaves_init(void)
 		return -ENOMEM;
 	for (i = 0; i < nres; i++)
 		hlt_leaf_name(&hlt_leaves[i], i);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* One thread's operations */
-
-/* Hot to cold: leaf i with a weight of about ln(nres / i). */
-static struct hlt_leaf *hlt_pick_leaf(struct hlt_thread *t)
-{
-	u32 r = hlt_rand(t, t->run->nres);
-
-	return &t->run->leaves[hlt_rand(t, r + 1)];
-}
-
-static unsigned int hlt_pick_mode(struct hlt_thread *t)
-{
-	u32 r = hlt_rand(t, hlt_cfg.weight_sum);
-	unsigned int m;
-
-	for (m = HLOCK_IS; m < HLOCK_X; m++) {
-		if (r < hlt_cfg.weights[m])
-			return m;
-		r -= hlt_cfg.weights[m];
-	}
-	return HLOCK_X;
-}
-
-static void hlt_pick_kind(struct hlt_thread *t, struct hlt_op *op)
-{
-	u32 r = hlt_rand(t, HLT_PERCENT);
-
-	if (r < use_async) {
-		op->kind = HLT_ASYNC;
-	} else if (r < use_async + use_timeouts) {
-		op->kind = HLT_TIMED;
-		op->timeout_ns = hlt_rand(t, 2) ?
-				 hlt_rand(t, HLT_TIMEOUT_MAX_NS) + 1 : 0;
-	} else {
-		op->kind = HLT_BLOCK;
-	}
-}
-
-static unsigned int hlt_held_as(struct hlt_thread *t, unsigned int mode)
-{
-	const struct hlt_type *type = t->run->type;
-
-	return type->held_as ? type->held_as(mode) : mode;
-}
-
-/*
- * Count @mode held on the leaf, then check that no other thread counts a
- * mode that conflicts with it.  @also is what this thread counts there
- * already (HLOCK_NL for nothing): a conversion or a downgrade counts the
- * new mode before it drops the old.
- */
-static void hlt_shadow_get(struct hlt_thread *t, struct hlt_op *op,
-			   unsigned int mode, unsigned int also)
-{
-	struct hlt_leaf *leaf = op->leaf;
-	unsigned int c;
-	int n;
-
-	atomic_inc(&leaf->shadow[mode]);
-	/* Counted before the others' counts are read: see hlt_shadow_put(). */
-	smp_mb__after_atomic();
-	for (c = HLOCK_IS; c < HLOCK_NR_MODES; c++) {
-		if (!hlt_conflicts(mode, c))
-			continue;
-		n = atomic_read(&leaf->shadow[c]) - (c == mode) - (c == also);
-		if (n > 0)
-			HLT_BREACH(t->run,
-				   "%s: %s granted on %s while %d other thread(s) hold %s",
-				   t->run->type->name, hlt_mode_names[mode],
-				   leaf->path, n, hlt_mode_names[c]);
-	}
-}
-
-/* Stop counting @mode, before it is released. */
-static void hlt_shadow_put(struct hlt_op *op, unsigned int mode)
-{
-	/* After everything done while holding it... */
-	smp_mb__before_atomic();
-	atomic_dec(&op->leaf->shadow[mode]);
-	/* ...and before the release: whoever gets in next sees it gone. */
-	smp_mb__after_atomic();
-}
-
-/* Count a call that was not granted; anything unexpected is a breach. */
-static void hlt_not_granted(struct hlt_thread *t, struct hlt_op *op,
-			    const char *what, int ret)
-{
-	switch (ret) {
-	case -EAGAIN:
-		hlt_add(&t->st.busy, 1);
-		break;
-	case -ETIMEDOUT:
-		hlt_add(&t->st.timeouts, 1);
-		break;
-	case -EDEADLK:
-		hlt_add(&t->st.deadlocks, 1);
-		break;
-	case -ECANCELED:
-		hlt_add(&t->st.cancels, 1);
-		break;
-	default:
-		HLT_BREACH(t->run, "%s: %s %s on %s: unexpected %d",
-			   t->run->type->name, what, hlt_mode_names[op->mode],
-			   op->leaf->path, ret);
-	}
-}
-
-static void hlt_hold(struct hlt_thread *t)
-{
-	if (!hlt_rand(t, HLT_LONG_HOLD_EVERY))
-		usleep_range(HLT_LONG_HOLD_US, 2 * HLT_LONG_HOLD_US);
-	else
-		ndelay(hlt_rand(t, HLT_SHORT_HOLD_NS));
-}
-
-static void hlt_check(struct hlt_thread *t, struct hlt_op *op)
-{
-	if (t->run->type->check && !hlt_rand(t, HLT_CHECK_EVERY)) {
-		t->run->type->check(t, op);
-		hlt_add(&t->st.checks, 1);
-	}
-}
-
-/* Lock the leaf again: a conversion to the supremum, or a recursion. */
-static void hlt_convert(struct hlt_thread *t, struct hlt_op *op)
-{
-	unsigned int want = hlt_pick_mode(t), old = op->held;
-	unsigned int now = hlt_held_as(t, hlt_sup(old, want));
-	u64 t0 = ktime_get_ns();
-	int ret;
-
-	ret = t->run->type->convert(t, op, want);
-	if (ret) {
-		hlt_not_granted(t, op, "convert to", ret);
-		return;
-	}
-	op->nacq++;
-	if (now == old) {
-		hlt_add(&t->st.recursions, 1);
-		return;
-	}
-	hlt_stats_wait(&t->st, ktime_get_ns() - t0);
-	hlt_add(&t->st.converts, 1);
-	hlt_shadow_get(t, op, now, old);
-	op->held = now;
-	hlt_shadow_put(op, old);
-	hlt_check(t, op);
-	hlt_hold(t);
-}
-
-/*
- * Lower the held mode to one it covers, picked at random.  The new mode
- * is counted and the old one dropped before the call: once it returns,
- * others may be granted what conflicts with the old mode only.
- */
-static void hlt_downgrade(struct hlt_thread *t, struct hlt_op *op)
-{
-	unsigned int old = op->held, to;
-	int ret;
-
-	to = hlt_held_as(t, HLOCK_IS + hlt_rand(t, HLOCK_X - HLOCK_IS));
-	if (to == old || !hlt_covers(old, to))
-		return;
-	hlt_shadow_get(t, op, to, old);
-	hlt_shadow_put(op, old);
-	ret = t->run->type->downgrade(t, op, to);
-	if (ret) {
-		/* Still held as it was. */
-		hlt_shadow_get(t, op, old, to);
-		hlt_shadow_put(op, to);
-		if (ret != -EOPNOTSUPP)
-			HLT_BREACH(t->run, "%s: downgrade %s to %s on %s: %d",
-				   t->run->type->name, hlt_mode_names[old],
-				   hlt_mode_names[to], op->leaf->path, ret);
-		return;
-	}
-	hlt_add(&t->st.downgrades, 1);
-	op->held = to;
-	hlt_check(t, op);
-}
-
-static void hlt_release(struct hlt_thread *t, struct hlt_op *op)
-{
-	const struct hlt_type *type = t->run->type;
-
-	for (; op->nacq > 1; op->nacq--)
-		type->unlock(t, op, false);
-	hlt_shadow_put(op, op->held);
-	type->unlock(t, op, true);
-}
-
-static void hlt_one_op(struct hlt_thread *t)
-{
-	const struct hlt_type *type = t->run->type;
-	struct hlt_op op = { };
-	u64 t0;
-	int ret;
-
-	op.leaf = hlt_pick_leaf(t);
-	op.mode = hlt_pick_mode(t);
-	hlt_pick_kind(t, &op);
-	t0 = ktime_get_ns();
-	ret = type->lock(t, &op);
-	if (ret) {
-		hlt_not_granted(t, &op, "lock", ret);
-		return;
-	}
-	hlt_stats_wait(&t->st, ktime_get_ns() - t0);
-	hlt_add(&t->st.ops[op.mode], 1);
-	op.nacq = 1;
-	op.held = hlt_held_as(t, op.mode);
-	hlt_shadow_get(t, &op, op.held, HLOCK_NL);
-	hlt_check(t, &op);
-	hlt_hold(t);
-	if (type->convert && hlt_rand(t, HLT_PERCENT) < use_converts)
-		hlt_convert(t, &op);
-	if (type->downgrade && hlt_rand(t, HLT_PERCENT) < use_downgrades)
-		hlt_downgrade(t, &op);
-	hlt_release(t, &op);
-}
-
-/* Count this thread parked (or ended) for the controller. */
-static void hlt_parked(struct hlt_run *run)
-{
-	/* Fully ordered: what it released is seen before the count. */
-	if (atomic_inc_return(&run->parked) == run->nthreads)
-		wake_up(&run->ctl_wq);
-}
-
-/* Hold nothing until the controller ends the pause. */
-static void hlt_park(struct hlt_run *run)
-{
-	hlt_parked(run);
-	wait_event_interruptible(run->park_wq, !READ_ONCE(run->pause) ||
-				 READ_ONCE(run->stop));
-	atomic_dec(&run->parked);
-}
-
-static int hlt_thread_fn(void *arg)
-{
-	struct hlt_thread *t = arg;
-	struct hlt_run *run = t->run;
-	int ret = 0;
-
-	if (run->type->thread_init)
-		ret = run->type->thread_init(t);
-	if (ret) {
-		HLT_BREACH(run, "%s: thread %u could not start: %d",
-			   run->type->name, t->id, ret);
-		hlt_parked(run);
-		return ret;
-	}
-	while (!READ_ONCE(run->stop)) {
-		if (READ_ONCE(run->pause))
-			hlt_park(run);
-		else
-			hlt_one_op(t);
-		cond_resched();
-	}
-	if (run->type->thread_exit)
-		run->type->thread_exit(t);
-	hlt_parked(run);
 	return 0;
 }
 
