@@ -5,6 +5,7 @@
 #   make              the module for the running kernel (KDIR) and libhlock
 #   make lib          lib/libhlock.a and lib/libhlock.so
 #   make ko KREL=...  the module for one installed kernel, in build/KREL/
+#                     (hlock.ko, and hlock_torture.ko beside it)
 #   make ko-debug     the module for the debug kernel, in build/debug/
 #   make debug-kernel the 6.12 debug kernel (lockdep, KASAN, UBSAN,
 #                     kmemleak), built once and cached; see scripts/debug-kernel
@@ -15,6 +16,9 @@
 #   make demo         processes sharing hierarchical locks, in a VM
 #   make checkpatch   checkpatch.pl on kmod/ and uapi/
 #   make bench        hlock against flock, OFD, semop...: tables, in 2 VMs
+#   make torture      hlock_torture.ko on 6.12, 6.1 and the debug kernel:
+#                     invariants checked, rates against rwsem, percpu-rwsem
+#                     and mutex; see scripts/torture
 #   make install      everything under DESTDIR/PREFIX
 
 KDIR	?= /lib/modules/$(shell uname -r)/build
@@ -31,7 +35,7 @@ LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIB_SOVER := 1
 
 .PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools \
-	install bench ko-debug debug-kernel
+	install bench ko-debug debug-kernel torture
 
 all: module lib
 
@@ -63,6 +67,8 @@ ko:
 	$(MAKE) -C $(KO_KDIR) M=$(BUILD)/$(KREL)/src W=1 \
 		KCFLAGS=-Werror modules
 	cp $(BUILD)/$(KREL)/src/kmod/hlock.ko $(BUILD)/$(KREL)/hlock.ko
+	cp $(BUILD)/$(KREL)/src/kmod/hlock_torture.ko \
+		$(BUILD)/$(KREL)/hlock_torture.ko
 
 # The debug kernel is built on first use (about 20 minutes) and cached
 # outside the checkout; its module goes to build/debug/.
@@ -111,6 +117,11 @@ checkpatch: deps
 # statistics' cost, one with parallel vCPUs for scaling; see scripts/bench.
 bench: deps
 	scripts/bench
+
+# The in-kernel API under torture, in a VM per kernel; scripts/torture
+# --broken proves its checks fail on a lock manager that ignores conflicts.
+torture: deps
+	scripts/torture
 
 # Module (for KDIR, when it has headers), library, headers, pkg-config
 # file, tools and man pages under DESTDIR/PREFIX; see scripts/install.
