@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hlock: run a command while holding a hierarchical lock from /dev/hlock,
- * the way flock(1) runs one while holding a file lock, with its option
- * letters:
+ * the way flock(1) runs one while holding a file lock, with its options:
  *
  *	hlock [options] RESOURCE COMMAND [ARG...]
  *	hlock [options] RESOURCE -c 'SHELL COMMAND'
+ *	hlock [-s|-x|-m MODE|-u] [options] FD RESOURCE
  *
- * hlock itself holds the lock (its locker is O_CLOEXEC, the command does
- * not inherit it), forks and executes the command, waits for it and exits
- * with its status; the kernel releases the lock when hlock exits.
+ * In the first two forms hlock itself holds the lock (its locker is
+ * O_CLOEXEC, the command does not inherit it), forks and executes the
+ * command, waits for it and exits with its status; the kernel releases
+ * the lock when hlock exits.  With -F hlock executes the command in its
+ * own process instead, and the command inherits the locker.
+ *
+ * The third form is flock's file-descriptor form for shell scripts: FD
+ * is a locker the shell opened (9<>/dev/hlock); hlock locks, or with -u
+ * unlocks, RESOURCE on it and exits, and the lock stays for as long as
+ * the shell keeps FD open.  Exactly two operands, the first of them all
+ * decimal digits, make that form; a resource named by digits alone runs
+ * a command given with -c or with arguments.
  *
  * Signals: while hlock waits for the lock, it keeps the dispositions it
  * was started with, so SIGINT or SIGTERM kill it and nothing stays held
@@ -25,9 +34,13 @@
  * stopped hlock (SIGSTOP) stops renewing, and once its lease expired a
  * conflicting waiter takes the lock over.  hlock then says so on stderr
  * and lets the command run on.
+ *
+ * Exit codes are flock's: sysexits.h codes for hlock's own failures, 1
+ * (or -E's) for a conflict or a timeout, else the command's status.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -57,9 +70,8 @@
 /* --lease: renew this many times per lease length. */
 #define RENEW_PARTS	4
 
-/* Exit codes of the command's execution, as shells use them. */
-#define EXIT_NOEXEC	126
-#define EXIT_NOTFOUND	127
+/* -c's shell when $SHELL is unset or empty, as flock(1) does. */
+#define DEFAULT_SHELL	"/bin/sh"
 
 /* The signals passed on to the command while it runs. */
 static const int fwd_signals[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT };
@@ -71,7 +83,8 @@ static void usage_lines(FILE *f)
 {
 	fputs("Usage:\n"
 	      " " PROG " [options] <resource> <command> [<argument>...]\n"
-	      " " PROG " [options] <resource> -c <command>\n", f);
+	      " " PROG " [options] <resource> -c <command>\n"
+	      " " PROG " [options] <fd> <resource>\n", f);
 }
 
 static void __attribute__((noreturn)) help(void)
@@ -79,20 +92,28 @@ static void __attribute__((noreturn)) help(void)
 	usage_lines(stdout);
 	fputs("\n"
 "Run a command while holding a hierarchical lock on <resource> from\n"
-HLOCK_DEVICE ".  <resource> is a path such as db/coll; \"\" is the global\n"
-"root.  Its ancestors get the matching intent lock (IS or IX) first.\n"
-"hlock holds the lock itself and releases it when the command has ended.\n"
+HLOCK_DEVICE ", or lock <resource> on the locker a shell opened as\n"
+"<fd> (( " PROG " 9 db/coll; ... ) 9<>" HLOCK_DEVICE ").  <resource> is a\n"
+"path such as db/coll; \"\" is the global root.  Its ancestors get the\n"
+"matching intent lock (IS or IX) first.  Two operands, the first all\n"
+"digits, are the <fd> form.\n"
 "\n"
 "Options:\n"
 " -s, --shared             get a shared lock (S)\n"
 " -x, -e, --exclusive      get an exclusive lock (X, the default)\n"
 " -m, --mode <mode>        get <mode>: IS, IX, S, SIX or X\n"
-" -n, --nonblock           fail rather than wait\n"
+" -u, --unlock             <fd> form: release one acquisition of <resource>\n"
+" -n, --nb, --nonblock, --nonblocking\n"
+"                          fail rather than wait\n"
 " -w, --timeout <secs>     wait at most <secs> seconds (fractions allowed;\n"
 "                            0 is like -n)\n"
 " -E, --conflict-exit-code <number>\n"
 "                          exit code after a conflict or timeout (default 1)\n"
-" -c, --command <command>  after <resource>: run <command> with /bin/sh -c\n"
+" -o, --close              accepted: the command never inherits the locker\n"
+" -F, --no-fork            execute the command without forking; it inherits\n"
+"                            the locker and holds the lock\n"
+" -c, --command <command>  after <resource>: run <command> with $SHELL -c\n"
+"                            (/bin/sh if $SHELL is unset or empty)\n"
 "     --why <text>         describe what the lock is for (at most 63 bytes),\n"
 "                            as lshlock's WHY column shows it\n"
 "     --lease <secs>       hold the lock under a lease of <secs> seconds,\n"
@@ -100,16 +121,17 @@ HLOCK_DEVICE ".  <resource> is a path such as db/coll; \"\" is the global\n"
 "                            runs; an expired lease (hlock stopped) is\n"
 "                            taken over by a conflicting waiter\n"
 " -v, --verbose            tell on stderr how long the lock took and its\n"
-"                            fencing token, and the lock statistics once\n"
-"                            the command has ended\n"
+"                            fencing token, why it was not granted, and the\n"
+"                            lock statistics once the command has ended\n"
 " -h, --help               display this help\n"
 " -V, --version            display version\n"
 "\n"
-"Exit status:\n"
-" the command's, or 128+N if signal N killed it; 1 (or -E's number) on a\n"
-" conflict (-n) or a timeout (-w); 64 usage error; 65 invalid resource\n"
-" path; 69 " HLOCK_DEVICE " unavailable; 71 system error; 126 the command\n"
-" cannot be executed; 127 the command was not found.\n"
+"Exit status (flock's):\n"
+" the command's, or 128+N if signal N killed it; 0 in the <fd> form;\n"
+" 1 (or -E's number) on a conflict (-n) or a timeout (-w); 64 usage error;\n"
+" 65 invalid resource path, <fd> not a locker, or the lock call failed;\n"
+" 66 " HLOCK_DEVICE " cannot be opened; 69 the command cannot be executed;\n"
+" 71 system error.\n"
 "\n"
 "Signals: waiting for the lock, SIGINT and SIGTERM kill hlock and nothing\n"
 "stays held.  While the command runs, SIGTERM, SIGHUP, SIGINT and SIGQUIT\n"
@@ -212,7 +234,10 @@ static void forward_signal(int sig, siginfo_t *si, void *uctx)
 	errno = saved;
 }
 
-/* Execute the command in the child; never returns. */
+/*
+ * Execute the command; never returns.  flock's exit codes for a failure:
+ * EX_OSERR out of memory, EX_UNAVAILABLE the rest.
+ */
 static void __attribute__((noreturn)) exec_command(char **cmd)
 {
 	int err;
@@ -224,7 +249,7 @@ static void __attribute__((noreturn)) exec_command(char **cmd)
 	else
 		fprintf(stderr, PROG ": cannot execute %s: %s\n", cmd[0],
 			strerror(err));
-	_exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+	_exit(err == ENOMEM ? EX_OSERR : EX_UNAVAILABLE);
 }
 
 /*
@@ -321,11 +346,15 @@ static const struct option long_opts[] = {
 	{ "shared",		no_argument,		NULL, 's' },
 	{ "exclusive",		no_argument,		NULL, 'x' },
 	{ "mode",		required_argument,	NULL, 'm' },
+	{ "unlock",		no_argument,		NULL, 'u' },
 	{ "nonblock",		no_argument,		NULL, 'n' },
+	{ "nonblocking",	no_argument,		NULL, 'n' },
 	{ "nb",			no_argument,		NULL, 'n' },
 	{ "timeout",		required_argument,	NULL, 'w' },
 	{ "wait",		required_argument,	NULL, 'w' },
 	{ "conflict-exit-code",	required_argument,	NULL, 'E' },
+	{ "close",		no_argument,		NULL, 'o' },
+	{ "no-fork",		no_argument,		NULL, 'F' },
 	{ "command",		required_argument,	NULL, 'c' },
 	{ "why",		required_argument,	NULL, OPT_WHY },
 	{ "lease",		required_argument,	NULL, OPT_LEASE },
@@ -335,51 +364,71 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int main(int argc, char **argv)
+/* What the options asked for. */
+struct opts {
+	int mode;
+	int conflict_code;
+	int64_t timeout;	/* -1: for as long as needed */
+	int64_t lease;		/* 0: none */
+	const char *why;
+	bool unlock;
+	bool close_fd;
+	bool no_fork;
+	bool verbose;
+};
+
+static void parse_options(int argc, char **argv, struct opts *o)
 {
-	int mode = HLOCK_X, conflict_code = 1, fd, opt, ret, status;
-	bool nonblock = false, verbose = false;
-	int64_t timeout = -1, lease = 0, start;
-	const char *path, *why = NULL;
-	char *sh_argv[4];
-	uint64_t token;
-	char **cmd;
+	bool nonblock = false;
+	int opt;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+sxem:nw:E:c:vhV", long_opts,
-				  NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+sxeum:nw:E:oFc:vhV",
+				  long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			mode = HLOCK_S;
+			o->mode = HLOCK_S;
+			o->unlock = false;
 			break;
 		case 'x':
 		case 'e':
-			mode = HLOCK_X;
+			o->mode = HLOCK_X;
+			o->unlock = false;
 			break;
 		case 'm':
-			mode = hlock_mode_parse(optarg);
-			if (mode < 0)
+			o->mode = hlock_mode_parse(optarg);
+			if (o->mode < 0)
 				usage_error("invalid mode '%s' (expected IS, IX, S, SIX or X)",
 					    optarg);
+			o->unlock = false;
+			break;
+		case 'u':
+			o->unlock = true;
 			break;
 		case 'n':
 			nonblock = true;
 			break;
 		case 'w':
-			timeout = parse_seconds(optarg);
-			if (timeout < 0)
+			o->timeout = parse_seconds(optarg);
+			if (o->timeout < 0)
 				usage_error("invalid timeout '%s' (expected seconds, e.g. 0.5)",
 					    optarg);
 			break;
 		case 'E':
-			conflict_code = parse_exit_code(optarg);
-			if (conflict_code < 0)
+			o->conflict_code = parse_exit_code(optarg);
+			if (o->conflict_code < 0)
 				usage_error("invalid exit code '%s' (expected 0 to 255)",
 					    optarg);
 			break;
+		case 'o':
+			o->close_fd = true;
+			break;
+		case 'F':
+			o->no_fork = true;
+			break;
 		case OPT_LEASE:
-			lease = parse_seconds(optarg);
-			if (lease <= 0)
+			o->lease = parse_seconds(optarg);
+			if (o->lease <= 0)
 				usage_error("invalid lease '%s' (expected seconds above 0, e.g. 0.5)",
 					    optarg);
 			break;
@@ -389,16 +438,16 @@ int main(int argc, char **argv)
 			if (strlen(optarg) >= HLOCK_WHY_LEN)
 				usage_error("--why: at most %d bytes",
 					    HLOCK_WHY_LEN - 1);
-			why = optarg;
+			o->why = optarg;
 			break;
 		case 'v':
-			verbose = true;
+			o->verbose = true;
 			break;
 		case 'h':
 			help();
 		case 'V':
 			printf(PROG " for hlock ABI %d\n", HLOCK_ABI_VERSION);
-			return 0;
+			exit(0);
 		default:
 			/* A long option only: bad_option() knows short ones. */
 			if (optopt == OPT_WHY)
@@ -408,50 +457,68 @@ int main(int argc, char **argv)
 			bad_option("mwEc", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		usage_error("no resource given");
-	if (optind + 1 >= argc)
-		usage_error("no command given");
-	path = argv[optind];
-	cmd = argv + optind + 1;
-	if (!strcmp(cmd[0], "-c") || !strcmp(cmd[0], "--command")) {
-		if (argc != optind + 3)
-			usage_error("%s requires exactly one command argument",
-				    cmd[0]);
-		sh_argv[0] = "/bin/sh";
-		sh_argv[1] = "-c";
-		sh_argv[2] = cmd[1];
-		sh_argv[3] = NULL;
-		cmd = sh_argv;
-	}
 	if (nonblock)
-		timeout = 0;
+		o->timeout = 0;
+	if (o->no_fork && o->close_fd)
+		usage_error("the --no-fork and --close options are incompatible");
+	if (o->no_fork && o->lease)
+		usage_error("--lease needs hlock to renew it: not with --no-fork");
+}
 
-	ret = cli_open(PROG, &fd);
-	if (ret)
-		return ret;
-	if (why) {
-		ret = hlock_describe(fd, why);
-		if (ret < 0) {
-			fprintf(stderr, PROG ": cannot describe the locker: %s\n",
-				strerror(-ret));
-			return EX_OSERR;
-		}
+/* An operand that names a file descriptor: decimal digits only. */
+static bool is_fd_operand(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+/*
+ * The command of the command form, from the @nr operands after the
+ * resource: COMMAND [ARG...] as it is, or the shell command of -c STRING,
+ * --command STRING or --command=STRING, for $SHELL -c (flock's shell).
+ */
+static char **command_argv(char **args, int nr, char **sh_argv)
+{
+	static const char cmd_eq[] = "--command=";
+	char *str, *sh;
+
+	if (!strcmp(args[0], "-c") || !strcmp(args[0], "--command")) {
+		if (nr != 2)
+			usage_error("%s requires exactly one command argument",
+				    args[0]);
+		str = args[1];
+	} else if (!strncmp(args[0], cmd_eq, sizeof(cmd_eq) - 1)) {
+		if (nr != 1)
+			usage_error("--command requires exactly one command argument");
+		str = args[0] + sizeof(cmd_eq) - 1;
+	} else {
+		return args;
 	}
+	sh = getenv("SHELL");
+	sh_argv[0] = sh && *sh ? sh : DEFAULT_SHELL;
+	sh_argv[1] = "-c";
+	sh_argv[2] = str;
+	sh_argv[3] = NULL;
+	return sh_argv;
+}
 
-	start = now_ns();
-	ret = lock_path(fd, path, mode, timeout, lease);
+/*
+ * Say why the lock call on @path failed, the conflict and the timeout
+ * only with -v as flock does, and return the exit code: flock's.
+ */
+static int lock_failed(int ret, const struct opts *o, const char *path,
+		       int64_t start)
+{
 	switch (-ret) {
-	case 0:
-		break;
 	case EAGAIN:
-		fprintf(stderr, PROG ": cannot lock %s: a conflicting lock is held\n",
-			cli_path_name(path));
-		return conflict_code;
+		if (o->verbose)
+			fprintf(stderr, PROG ": cannot lock %s: a conflicting lock is held\n",
+				cli_path_name(path));
+		return o->conflict_code;
 	case ETIMEDOUT:
-		fprintf(stderr, PROG ": cannot lock %s: timed out after %.3f s\n",
-			cli_path_name(path), (now_ns() - start) / 1e9);
-		return conflict_code;
+		if (o->verbose)
+			fprintf(stderr, PROG ": cannot lock %s: timed out after %.3f s\n",
+				cli_path_name(path), (now_ns() - start) / 1e9);
+		return o->conflict_code;
 	case EINVAL:
 		fprintf(stderr, PROG ": %s: invalid resource path\n", path);
 		return EX_DATAERR;
@@ -459,24 +526,146 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: resource path too long (at most %d levels of %d bytes)\n",
 			path, HLOCK_MAX_DEPTH, HLOCK_NAME_MAX);
 		return EX_DATAERR;
-	default:
+	case ENOMEM:
 		fprintf(stderr, PROG ": cannot lock %s: %s\n",
 			cli_path_name(path), strerror(-ret));
 		return EX_OSERR;
+	default:
+		fprintf(stderr, PROG ": cannot lock %s: %s\n",
+			cli_path_name(path), strerror(-ret));
+		return EX_DATAERR;
 	}
-	if (verbose) {
+}
+
+/* Describe the locker (--why) and lock; 0 or the exit code. */
+static int take_lock(int fd, const struct opts *o, const char *path)
+{
+	int64_t start;
+	uint64_t token;
+	int ret;
+
+	if (o->why) {
+		ret = hlock_describe(fd, o->why);
+		if (ret < 0) {
+			fprintf(stderr, PROG ": cannot describe the locker: %s\n",
+				strerror(-ret));
+			return EX_OSERR;
+		}
+	}
+	start = now_ns();
+	ret = lock_path(fd, path, o->mode, o->timeout, o->lease);
+	if (ret < 0)
+		return lock_failed(ret, o, path, start);
+	if (o->verbose) {
 		fprintf(stderr, PROG ": got %s on %s after %.3f s",
-			hlock_mode_name(mode), cli_path_name(path),
+			hlock_mode_name(o->mode), cli_path_name(path),
 			(now_ns() - start) / 1e9);
 		/* A module without fencing tokens: no token to tell. */
 		if (!hlock_token(fd, path, &token))
 			fprintf(stderr, ", token %" PRIu64, token);
 		fputc('\n', stderr);
 	}
+	return 0;
+}
 
-	status = run_command(cmd, fd, lease);
+/*
+ * The file-descriptor form: lock @path on the locker @fdarg, or with -u
+ * release one acquisition of it, and leave it to the shell's descriptor.
+ */
+static int fd_form(const struct opts *o, const char *fdarg,
+		   const char *path)
+{
+	struct hlock_info info;
+	long v;
+	int fd, ret;
 
-	if (verbose)
+	if (!cli_long(fdarg, 0, INT_MAX, &v))
+		usage_error("invalid file descriptor '%s'", fdarg);
+	fd = (int)v;
+	ret = hlock_info(fd, &info);
+	if (ret == -EBADF)
+		cli_die(EX_DATAERR, "%d: not an open file descriptor (for a command under a resource named %d, use -c)",
+			fd, fd);
+	if (ret < 0)
+		cli_die(EX_DATAERR, "%d: not a locker of " HLOCK_DEVICE " (%s)",
+			fd, strerror(-ret));
+	if (!o->unlock)
+		return take_lock(fd, o, path);
+
+	ret = hlock_unlock(fd, path);
+	switch (-ret) {
+	case 0:
+		break;
+	case ENOENT:
+		cli_die(EX_DATAERR, "cannot unlock %s: not locked on %d",
+			cli_path_name(path), fd);
+	case EINVAL:
+		cli_die(EX_DATAERR, "%s: invalid resource path", path);
+	default:
+		if (ret > 0)
+			break;
+		cli_die(ret == -ENOMEM ? EX_OSERR : EX_DATAERR,
+			"cannot unlock %s: %s", cli_path_name(path),
+			strerror(-ret));
+	}
+	if (o->verbose)
+		fprintf(stderr, PROG ": unlocked %s on %d, %d acquisitions left\n",
+			cli_path_name(path), fd, ret);
+	return 0;
+}
+
+/* The command form: lock @path, run @cmd and return its status. */
+static int command_form(const struct opts *o, const char *path,
+			char **cmd)
+{
+	int fd, ret, status;
+
+	ret = cli_open(PROG, &fd);
+	/* flock's code for a lock file that cannot be opened. */
+	if (ret == EX_UNAVAILABLE)
+		return EX_NOINPUT;
+	if (ret)
+		return ret;
+	ret = take_lock(fd, o, path);
+	if (ret)
+		return ret;
+
+	if (o->no_fork) {
+		/* The command inherits the locker, and with it the lock. */
+		if (fcntl(fd, F_SETFD, 0) < 0)
+			cli_die(EX_OSERR, "fcntl: %s", strerror(errno));
+		fflush(NULL);
+		exec_command(cmd);
+	}
+	status = run_command(cmd, fd, o->lease);
+	if (o->verbose)
 		print_stats(fd);
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .mode = HLOCK_X, .conflict_code = 1,
+			  .timeout = -1 };
+	char *sh_argv[4];
+	int nr;
+
+	parse_options(argc, argv, &o);
+	nr = argc - optind;
+	if (nr == 2 && is_fd_operand(argv[optind])) {
+		if (o.lease)
+			usage_error("--lease needs hlock to renew it: not in the <fd> form");
+		return fd_form(&o, argv[optind], argv[optind + 1]);
+	}
+	if (o.unlock)
+		usage_error("-u unlocks on a locker of the shell: " PROG " -u <fd> <resource>");
+	if (!nr)
+		usage_error("no resource given");
+	if (nr == 1 && is_fd_operand(argv[optind]))
+		usage_error("no resource given after the file descriptor %s",
+			    argv[optind]);
+	if (nr == 1)
+		usage_error("no command given");
+	return command_form(&o, argv[optind],
+			    command_argv(argv + optind + 1, nr - 1, sh_argv));
 }
