@@ -609,7 +609,7 @@ static int fd_form(const struct opts *o, const char *fdarg,
 			strerror(-ret));
 	}
 	if (o->verbose)
-		fprintf(stderr, PROG ": unlocked %s on %d, %d acquisitions left\n",
+		fprintf(stderr, PROG ": unlocked %s on %d, acquisitions left: %d\n",
 			cli_path_name(path), fd, ret);
 	return 0;
 }
