@@ -135,7 +135,7 @@ t_exit_status() {
 
 t_shell_command() {
 	# shellcheck disable=SC2016 # $0 is for the shell hlock runs
-	out=$($H cli2/a -c 'echo "$0:hi"; exit 3' 2>"$ERR")
+	out=$(SHELL='' $H cli2/a -c 'echo "$0:hi"; exit 3' 2>"$ERR")
 	expect_rc 3 $? "hlock -c 'exit 3'" || return 1
 	[ "$out" = "/bin/sh:hi" ] || bad "output '$out'"
 }
@@ -170,6 +170,10 @@ t_conflict_nonblock() {
 		return 1
 	$H -n cli7/b true 2>"$ERR"
 	expect_rc 1 $? "hlock -n on a held X" || return 1
+	# Quiet, as flock is, unless -v.
+	[ ! -s "$ERR" ] || bad "a message without -v" || return 1
+	$H -v -n cli7/b true 2>"$ERR"
+	expect_rc 1 $? "hlock -v -n on a held X" || return 1
 	grep -q "cli7/b" "$ERR" || bad "no message naming cli7/b"
 }
 
@@ -185,8 +189,8 @@ t_timeout() {
 	bg $H cli9/b sleep 60
 	poll has $BGPID cli9/b granted || bad "holder never granted" ||
 		return 1
-	$H -w 0.3 cli9/b true 2>"$ERR"
-	expect_rc 1 $? "hlock -w 0.3" || return 1
+	$H -v -w 0.3 cli9/b true 2>"$ERR"
+	expect_rc 1 $? "hlock -v -w 0.3" || return 1
 	grep -q "timed out" "$ERR" || bad "no 'timed out' message"
 }
 
@@ -269,17 +273,20 @@ t_bad_path() {
 }
 
 t_not_found() {
+	# flock's EX_UNAVAILABLE, where a shell would exit 127.
 	$H cli15/a /nonexistent/command 2>"$ERR"
-	expect_rc 127 $? "hlock /nonexistent/command" || return 1
+	expect_rc 69 $? "hlock /nonexistent/command" || return 1
 	$H cli15/a no-such-command-here 2>"$ERR"
-	expect_rc 127 $? "hlock no-such-command-here"
+	expect_rc 69 $? "hlock no-such-command-here" || return 1
+	grep -q "no-such-command-here: command not found" "$ERR" ||
+		bad "no 'command not found' message"
 }
 
 t_not_executable() {
 	: >"$TMP/noexec"
 	chmod 644 "$TMP/noexec"
 	$H cli16/a "$TMP/noexec" 2>"$ERR"
-	expect_rc 126 $? "hlock on a file without x"
+	expect_rc 69 $? "hlock on a file without x"
 }
 
 t_forward_signal() {
@@ -342,6 +349,188 @@ t_lease_stopped() {
 		# shellcheck disable=SC2086 # split on purpose
 		$H $args cli20/u true 2>/dev/null
 		expect_rc 64 $? "hlock $args" || return 1
+	done
+}
+
+# --- hlock: flock(1)'s options and the file-descriptor form ----------------
+# (resources fl<N>/...)
+
+NTESTS=$((NTESTS + 11))
+
+t_fl_nonblocking() {
+	started granted fl1/b $H fl1/b sleep 60 || return 1
+	for o in -n --nb --nonblock --nonblocking "-w 0"; do
+		# shellcheck disable=SC2086 # split on purpose
+		$H $o fl1/b true 2>"$ERR"
+		expect_rc 1 $? "hlock $o on a held X" || return 1
+		[ ! -s "$ERR" ] || bad "hlock $o: a message without -v" ||
+			return 1
+	done
+	$H --nonblocking -E 3 fl1/b true 2>"$ERR"
+	expect_rc 3 $? "hlock --nonblocking -E 3" || return 1
+	$H -w 0.2 --conflict-exit-code 4 fl1/b true 2>"$ERR"
+	expect_rc 4 $? "hlock -w 0.2 --conflict-exit-code 4" || return 1
+	$H --verbose -n fl1/b true 2>"$ERR"
+	expect_rc 1 $? "hlock --verbose -n" || return 1
+	grep -q "cannot lock fl1/b: a conflicting lock is held" "$ERR" ||
+		bad "no message with --verbose"
+}
+
+t_fl_shell() {
+	printf '#!/bin/sh\necho "myshell $*"\n' >"$TMP/mysh"
+	chmod 755 "$TMP/mysh"
+	out=$(SHELL=$TMP/mysh $H fl2/a -c 'exit 3' 2>"$ERR")
+	expect_rc 0 $? "hlock -c with SHELL=mysh" || return 1
+	[ "$out" = "myshell -c exit 3" ] || bad "\$SHELL not run: '$out'" ||
+		return 1
+	# shellcheck disable=SC2016 # $0 is for the shell hlock runs
+	out=$( (unset SHELL; $H fl2/a -c 'echo "$0"') 2>"$ERR")
+	expect_rc 0 $? "hlock -c without SHELL" || return 1
+	[ "$out" = /bin/sh ] || bad "without \$SHELL ran '$out'"
+}
+
+t_fl_command_eq() {
+	# shellcheck disable=SC2016 # $0 is for the shell hlock runs
+	out=$(SHELL='' $H fl3/a --command='echo "$0:eq"; exit 4' 2>"$ERR")
+	expect_rc 4 $? "hlock PATH --command=STRING" || return 1
+	[ "$out" = "/bin/sh:eq" ] || bad "output '$out'" || return 1
+	$H fl3/a --command 'exit 5' 2>"$ERR"
+	expect_rc 5 $? "hlock PATH --command STRING" || return 1
+	$H fl3/a --command= 2>"$ERR"
+	expect_rc 0 $? "hlock PATH --command="
+}
+
+t_fl_no_fork() {
+	# The command replaces hlock: its own pid holds the lock.
+	out=$($H -F fl4/a -c "$L -r -n -o resource,mode -p \$\$" 2>"$ERR")
+	expect_rc 0 $? "hlock -F" || return 1
+	echo "$out" | grep -qx "fl4/a X" ||
+		bad "the command does not hold fl4/a: '$out'" || return 1
+	$H --no-fork fl4/a sh -c 'exit 6' 2>"$ERR"
+	expect_rc 6 $? "hlock --no-fork sh -c 'exit 6'" || return 1
+	$H -F fl4/a no-such-command-here 2>"$ERR"
+	expect_rc 69 $? "hlock -F no-such-command-here" || return 1
+	$H -n fl4/a true 2>"$ERR"
+	expect_rc 0 $? "fl4/a once the command ended"
+}
+
+t_fl_close() {
+	# shellcheck disable=SC2016 # $$ is for the shell hlock runs
+	out=$($H -o fl5/a -c 'ls -l /proc/$$/fd/' 2>"$ERR")
+	expect_rc 0 $? "hlock -o" || return 1
+	! echo "$out" | grep -q /dev/hlock ||
+		bad "the command inherited the locker" || return 1
+	# shellcheck disable=SC2016
+	out=$($H --close fl5/a -c 'ls -l /proc/$$/fd/' 2>"$ERR")
+	expect_rc 0 $? "hlock --close" || return 1
+	! echo "$out" | grep -q /dev/hlock ||
+		bad "--close: the command inherited the locker" || return 1
+	# shellcheck disable=SC2016
+	out=$($H -F fl5/a -c 'ls -l /proc/$$/fd/' 2>"$ERR")
+	expect_rc 0 $? "hlock -F" || return 1
+	echo "$out" | grep -q /dev/hlock || bad "-F: no locker in the command"
+}
+
+t_fl_unavailable() {
+	mv /dev/hlock /dev/hlock.away || bad "cannot move /dev/hlock" ||
+		return 1
+	$H fl6/a true 2>"$ERR"
+	rc=$?
+	mv /dev/hlock.away /dev/hlock
+	expect_rc 66 $rc "hlock without /dev/hlock" || return 1
+	grep -q "is the hlock module loaded" "$ERR" || bad "no message"
+}
+
+t_fd_form() {
+	# flock's pattern: the shell opens a locker, hlock locks on it and
+	# exits, and the lock stays until the shell closes the descriptor.
+	(
+		$H -x 9 fl7/a || exit 10
+		$L -r -n -o resource,mode | grep -qx "fl7/a X" || exit 11
+		$H -n fl7/a true
+		[ $? = 1 ] || exit 12
+		$H -u 9 fl7/a || exit 13
+		$H -n fl7/a true || exit 14
+		$H -s 9 fl7/a || exit 15
+		$H -s -n fl7/a true || exit 16
+		$H -n fl7/a true
+		[ $? = 1 ] || exit 17
+	) 9<>/dev/hlock 2>"$ERR"
+	expect_rc 0 $? "the fd form in a subshell" || return 1
+	$H -n fl7/a true 2>"$ERR"
+	expect_rc 0 $? "hlock -n once the subshell closed fd 9"
+}
+
+t_fd_form_modes() {
+	(
+		exec 9<>/dev/hlock
+		$H -m ix 9 fl8/db || exit 10
+		$H -s 9 fl8/db/c1 || exit 11
+		$H -x 9 fl8/db/c2 || exit 12
+		$H -x 9 fl8/db/c2 || exit 13
+		$L -r -n -o resource,mode | grep '^fl8' | sort >"$OUT"
+		$H -v -u 9 fl8/db/c2 || exit 14
+		$H -n fl8/db/c2 true
+		[ $? = 1 ] || exit 15
+		$H --unlock 9 fl8/db/c2 || exit 16
+		$H -n fl8/db/c2 true || exit 17
+		$H -u 9 fl8/db/c2
+		[ $? = 65 ] || exit 18
+		exec 9>&-
+		$H -n fl8/db true || exit 19
+	) 2>"$ERR"
+	expect_rc 0 $? "the fd form with exec 9<>/dev/hlock" || return 1
+	want=$(printf 'fl8 IX\nfl8/db IX\nfl8/db/c1 S\nfl8/db/c2 X' | sort)
+	[ "$(cat "$OUT")" = "$want" ] || bad "held '$(cat "$OUT")'" ||
+		return 1
+	grep -q "unlocked fl8/db/c2 on 9, acquisitions left: 1" "$ERR" ||
+		bad "no -v line for -u" || return 1
+	grep -q "cannot unlock fl8/db/c2: not locked on 9" "$ERR" ||
+		bad "no message for -u of nothing"
+}
+
+t_fd_form_conflict() {
+	started granted fl9/b $H fl9/b sleep 60 || return 1
+	( $H -n -E 7 9 fl9/b ) 9<>/dev/hlock 2>"$ERR"
+	expect_rc 7 $? "hlock -n -E 7 9 on a held X" || return 1
+	( $H -w 0.2 9 fl9/b ) 9<>/dev/hlock 2>"$ERR"
+	expect_rc 1 $? "hlock -w 0.2 9 on a held X" || return 1
+	(
+		$H -v --why script 9 fl9/c || exit 10
+		$L -r -n -o resource,why | grep -qx "fl9/c script" || exit 11
+	) 9<>/dev/hlock 2>"$ERR"
+	expect_rc 0 $? "hlock --why in the fd form" || return 1
+	grep -q "got X on fl9/c after [0-9.]* s, token [1-9][0-9]*$" "$ERR" ||
+		bad "no -v line with a token"
+}
+
+t_fd_form_errors() {
+	$H -x 9 fl10/a 9>&- 2>"$ERR"
+	expect_rc 65 $? "hlock on a closed fd 9" || return 1
+	grep -q "9: not an open file descriptor" "$ERR" ||
+		bad "no message for a closed fd" || return 1
+	$H -x 9 fl10/a 9</dev/null 2>"$ERR"
+	expect_rc 65 $? "hlock on /dev/null as fd 9" || return 1
+	grep -q "9: not a locker of /dev/hlock" "$ERR" ||
+		bad "no message for /dev/null" || return 1
+	( $H 9 'fl10//a' ) 9<>/dev/hlock 2>"$ERR"
+	expect_rc 65 $? "hlock 9 fl10//a" || return 1
+	# A resource named 9 runs a command through -c or with arguments.
+	$H 9 -c true 9>&- 2>"$ERR"
+	expect_rc 0 $? "hlock 9 -c true" || return 1
+	$H 9 true arg 9>&- 2>"$ERR"
+	expect_rc 0 $? "hlock 9 true arg"
+}
+
+t_fl_usage() {
+	for args in "-u fl11/a true" "-F -o fl11/a true" "-c true fl11/a" \
+		    "--lease 1 -F fl11/a true" "--lease 1 9 fl11/a" 9 \
+		    "fl11/a --command=true x" --nonblocking "-u 9"; do
+		# shellcheck disable=SC2086 # split on purpose
+		$H $args 9<>/dev/hlock 2>"$ERR"
+		expect_rc 64 $? "hlock $args" || return 1
+		grep -q "Usage" "$ERR" || bad "hlock $args: no usage" ||
+			return 1
 	done
 }
 
@@ -593,6 +782,17 @@ run hlock_forward_signal t_forward_signal
 run hlock_interrupt_waiting t_interrupt_waiting
 run hlock_lease_renewed t_lease_renewed
 run hlock_lease_stopped t_lease_stopped
+run fl_nonblocking t_fl_nonblocking
+run fl_shell t_fl_shell
+run fl_command_eq t_fl_command_eq
+run fl_no_fork t_fl_no_fork
+run fl_close t_fl_close
+run fl_unavailable t_fl_unavailable
+run fd_form t_fd_form
+run fd_form_modes t_fd_form_modes
+run fd_form_conflict t_fd_form_conflict
+run fd_form_errors t_fd_form_errors
+run fl_usage t_fl_usage
 run lshlock_holder t_ls_holder
 run lshlock_waiter t_ls_waiter
 run lshlock_json t_ls_json
