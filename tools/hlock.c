@@ -527,6 +527,7 @@ static int lock_failed(int ret, const struct opts *o, const char *path,
 			path, HLOCK_MAX_DEPTH, HLOCK_NAME_MAX);
 		return EX_DATAERR;
 	case ENOMEM:
+	case ENOLCK:
 		fprintf(stderr, PROG ": cannot lock %s: %s\n",
 			cli_path_name(path), strerror(-ret));
 		return EX_OSERR;
