@@ -9,7 +9,8 @@
 #	--extra build/selftests/json_check selftests/hlock_cli.sh
 #
 # hlock, lshlock and json_check (static) are taken from the directory of
-# this script.  Prints kselftest-style TAP and a "# Totals:" line; exits 0
+# this script, and util-linux's flock, if it is there (--extra
+# /usr/bin/flock), for the test comparing hlock with it (skipped without).  Prints kselftest-style TAP and a "# Totals:" line; exits 0
 # if every test passed, else 1; without /dev/hlock or one of the three
 # programs, skips every test and exits 4 (KSFT_SKIP).
 #
@@ -355,7 +356,7 @@ t_lease_stopped() {
 # --- hlock: flock(1)'s options and the file-descriptor form ----------------
 # (resources fl<N>/...)
 
-NTESTS=$((NTESTS + 11))
+NTESTS=$((NTESTS + 12))
 
 t_fl_nonblocking() {
 	started granted fl1/b $H fl1/b sleep 60 || return 1
@@ -532,6 +533,95 @@ t_fl_usage() {
 		grep -q "Usage" "$ERR" || bad "hlock $args: no usage" ||
 			return 1
 	done
+}
+
+
+# same WHAT FLOCK-CMD HLOCK-CMD: the two shell commands exit alike.
+same() {
+	eval "$2" </dev/null >/dev/null 2>>"$ERR"
+	a=$?
+	eval "$3" </dev/null >/dev/null 2>>"$ERR"
+	b=$?
+	[ "$a" = "$b" ] || bad "$1: flock exits $a, hlock $b"
+}
+
+# The same scenarios through util-linux's flock(1) on a file and hlock on
+# a path (flock and FF are used by the commands same() evaluates).
+t_fl_vs_flock() {
+	flock=./flock
+	FF=$TMP/flock12
+	: >"$FF"
+	: >"$TMP/noexec12"
+	chmod 644 "$TMP/noexec12"
+	# shellcheck disable=SC2016 # same() evaluates them
+	{
+	same "a command" '$flock $FF true' '$H fl12/a true' &&
+	same "its status" '$flock $FF sh -c "exit 7"' \
+		'$H fl12/a sh -c "exit 7"' &&
+	same "-c" '$flock $FF -c "exit 3"' '$H fl12/a -c "exit 3"' &&
+	same "--command" '$flock $FF --command "exit 3"' \
+		'$H fl12/a --command "exit 3"' &&
+	same "a signal" '$flock $FF sh -c "kill -TERM \$\$"' \
+		'$H fl12/a sh -c "kill -TERM \$\$"' &&
+	same "not found" '$flock $FF no-such-command-here' \
+		'$H fl12/a no-such-command-here' &&
+	same "not executable" '$flock $FF $TMP/noexec12' \
+		'$H fl12/a $TMP/noexec12' &&
+	same "-F" '$flock -F $FF sh -c "exit 6"' \
+		'$H -F fl12/a sh -c "exit 6"' &&
+	same "-o" '$flock -o $FF true' '$H -o fl12/a true' &&
+	same "--verbose" '$flock --verbose $FF true' \
+		'$H --verbose fl12/a true' &&
+	same "no operand" '$flock' '$H' &&
+	same "-c without its argument" '$flock $FF -c' '$H fl12/a -c' &&
+	same "-c with two" '$flock $FF -c a b' '$H fl12/a -c a b' &&
+	same "a closed fd" '$flock -x 9 9>&-' '$H -x 9 fl12/a 9>&-' &&
+	same "fd form, -u" \
+		'( $flock -x 9 && ! $flock -n $FF true && $flock -u 9 &&
+		   $flock -n $FF true ) 9<$FF' \
+		'( $H -x 9 fl12/a && ! $H -n fl12/a true && $H -u 9 fl12/a &&
+		   $H -n fl12/a true ) 9<>/dev/hlock'
+	} || return 1
+	for o in --bogus "-E 256" "-w abc" "-F -o" -E; do
+		same "$o" "\$flock $o \$FF true" "\$H $o fl12/a true" ||
+			return 1
+	done
+
+	# Conflicts, with an exclusive holder of each that ends on demand.
+	# shellcheck disable=SC2016 # $1 is for that shell
+	bg $flock -o "$FF" sh -c 'until [ -e "$1" ]; do sleep 0.1; done' \
+		sh "$TMP/stop12"
+	fholder=$BGPID
+	# shellcheck disable=SC2016
+	bg $H fl12/a sh -c 'until [ -e "$1" ]; do sleep 0.1; done' \
+		sh "$TMP/stop12"
+	poll has $BGPID fl12/a granted || bad "hlock never granted" ||
+		return 1
+	# shellcheck disable=SC2016
+	poll sh -c '! "$1" -n "$2" true' sh $flock "$FF" ||
+		bad "flock never granted" || return 1
+	for o in -n --nb --nonblocking "-w 0" "-w 0.2" "-n -E 42" \
+		 "--conflict-exit-code 5 -n" "-s -n"; do
+		same "$o on a held lock" "\$flock $o \$FF true" \
+			"\$H $o fl12/a true" || return 1
+	done
+	# shellcheck disable=SC2016
+	same "fd form on a held lock" '( $flock -n -E 9 9 ) 9<$FF' \
+		'( $H -n -E 9 9 fl12/a ) 9<>/dev/hlock' || return 1
+	: >"$TMP/stop12"
+	wait $fholder
+	expect_rc 0 $? "the flock holder"
+}
+
+# run, or skip when util-linux's flock is not there (--extra /usr/bin/flock).
+run_with_flock() {
+	if [ -x ./flock ]; then
+		run "$@"
+	else
+		n=$((n + 1))
+		skip=$((skip + 1))
+		echo "ok $n $1 # SKIP no ./flock"
+	fi
 }
 
 # --- lshlock ---------------------------------------------------------------
@@ -793,6 +883,7 @@ run fd_form_modes t_fd_form_modes
 run fd_form_conflict t_fd_form_conflict
 run fd_form_errors t_fd_form_errors
 run fl_usage t_fl_usage
+run_with_flock fl_vs_flock t_fl_vs_flock
 run lshlock_holder t_ls_holder
 run lshlock_waiter t_ls_waiter
 run lshlock_json t_ls_json
