@@ -90,7 +90,7 @@ static void __attribute__((noreturn)) oom(void)
 }
 
 /* A cell's text, which libsmartcols then owns (scols_line_refer_data). */
-static char * __attribute__((format(printf, 1, 2)))
+static __attribute__((format(printf, 1, 2))) char *
 xasprintf(const char *fmt, ...)
 {
 	va_list ap;
