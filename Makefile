@@ -83,19 +83,27 @@ deps:
 	scripts/install-deps
 
 # Static, so that they run in the VM's initramfs as they are.  The tools
-# that use io_uring (lib/hlock_uring.h) link liburing.a too.
+# that use io_uring (lib/hlock_uring.h) link liburing.a too.  lshlock uses
+# util-linux's libsmartcols, of which Debian 12 ships no static archive: it
+# links libsmartcols.so (and the C library) dynamically, and scripts/vm-run
+# copies those libraries into the VM.
 TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-demo hlock lshlock hlock-bench \
 	hlock-uring-demo)
 URING_TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-bench hlock-uring-demo)
 tools: $(TOOLS)
 
+TOOL_LDFLAGS := -static
 $(URING_TOOLS): TOOL_LIBS := -luring
 $(URING_TOOLS): lib/hlock_uring.h
+$(BUILD)/tools/lshlock: TOOL_LDFLAGS :=
+$(BUILD)/tools/lshlock: TOOL_CFLAGS := $(shell pkg-config --cflags smartcols)
+$(BUILD)/tools/lshlock: TOOL_LIBS := $(shell pkg-config --libs smartcols)
 
-$(BUILD)/tools/%: tools/%.c $(LIB_SRCS) lib/hlock.h uapi/linux/hlock.h
+$(BUILD)/tools/%: tools/%.c tools/cli_common.h $(LIB_SRCS) lib/hlock.h \
+		uapi/linux/hlock.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WFLAGS) -static -Ilib -Iuapi -o $@ $< $(LIB_SRCS) \
-		$(TOOL_LIBS)
+	$(CC) $(CFLAGS) $(WFLAGS) $(TOOL_LDFLAGS) $(TOOL_CFLAGS) -Ilib -Iuapi \
+		-o $@ $< $(LIB_SRCS) $(TOOL_LIBS)
 
 selftests: deps lib tools
 	$(MAKE) -C selftests OUTPUT=$(BUILD)/selftests TOP=$(TOP)

@@ -26,13 +26,13 @@ TMP=${TMPDIR:-/tmp}/hlock_cli.$$
 mkdir -p "$TMP" || exit 1
 ERR=$TMP/err
 OUT=$TMP/out
-LOCK_KEYS=command,pid,resource,mode,state,wait_ns,held_ns,blockers,why
+LOCK_KEYS=command,pid,resource,mode,state,wait,held,blocker,why
 # The shell's own messages (such as "Terminated" for a background job
 # killed on purpose) would break the TAP stream: keep them, print them as
 # diagnostics at the end.
 exec 3>&2 2>"$TMP/sh.err"
 
-NTESTS=37
+NTESTS=40
 n=0
 pass=0
 fail=0
@@ -97,6 +97,11 @@ started() {
 # gone PID RESOURCE: it has none.
 gone() {
 	! $L -r -n -o pid,resource -p "$1" | grep -qxF "$1 $2"
+}
+
+# flat FILE: libsmartcols's JSON on one line, runs of blanks as one space.
+flat() {
+	tr '\n' ' ' <"$1" | sed 's/  */ /g'
 }
 
 # expect_rc WANT GOT WHAT
@@ -245,7 +250,8 @@ t_why() {
 		bad "lshlock -J failed" || return 1
 	$J --lock-keys resource,why --exact <"$OUT" 2>>"$ERR" ||
 		bad "JSON rejected" || return 1
-	grep -qF '"resource": "cli35/w", "why": "nightly \"backup\""' "$OUT" ||
+	flat "$OUT" |
+		grep -qF '"resource": "cli35/w", "why": "nightly \"backup\"" }' ||
 		bad "no why in the JSON" || return 1
 	$H --why "$(printf '%064d' 0)" cli35/x true 2>"$ERR"
 	expect_rc 64 $? "hlock --why with 64 bytes"
@@ -666,10 +672,15 @@ t_ls_json() {
 	$L -J >"$OUT" 2>"$ERR" || bad "lshlock -J failed" || return 1
 	$J --lock-keys $LOCK_KEYS --exact --min-locks 6 <"$OUT" 2>>"$ERR" ||
 		bad "lshlock -J output rejected" || return 1
-	grep -q "{\"command\": \"hlock\", \"pid\": $holder, \"resource\": \"cli21/j\", \"mode\": \"X\", \"state\": \"granted\", \"wait_ns\": 0, \"held_ns\": [0-9]*, \"blockers\": \[\], \"why\": \"\"}" \
-		"$OUT" || bad "no record of the holder" || return 1
-	grep -q "\"resource\": \"cli21/j\", \"mode\": \"X\", \"state\": \"waiting\", \"wait_ns\": [0-9]*, \"held_ns\": 0, \"blockers\": \[$holder\], \"why\": \"\"}" \
-		"$OUT" || bad "no record of the waiter"
+	# Typed: numbers, null for what the table shows as -, an array.
+	flat "$OUT" >"$TMP/flat"
+	grep -q "{ \"command\": \"hlock\", \"pid\": $holder, \"resource\": \"cli21/j\", \"mode\": \"X\", \"state\": \"granted\", \"wait\": null, \"held\": [0-9]*, \"blocker\": \[\], \"why\": null }" \
+		"$TMP/flat" || bad "no record of the holder" || return 1
+	grep -q "\"resource\": \"cli21/j\", \"mode\": \"X\", \"state\": \"waiting\", \"wait\": [0-9]*, \"held\": null, \"blocker\": \[$holder\], \"why\": null }" \
+		"$TMP/flat" || bad "no record of the waiter" || return 1
+	# The root resource, whose path is empty, is null.
+	flat "$OUT" | grep -q "\"pid\": $holder, \"resource\": null, \"mode\": \"IX\"" ||
+		bad "no record of the holder's IX on the root"
 }
 
 t_ls_json_columns() {
@@ -691,7 +702,9 @@ t_ls_json_escape() {
 	$L -J -p $pid >"$OUT" 2>"$ERR" || bad "lshlock failed" || return 1
 	$J --lock-keys $LOCK_KEYS <"$OUT" 2>>"$ERR" ||
 		bad "escaped JSON rejected" || return 1
-	grep -qF '"resource": "cli23/q\"\\\u0009\u00ffx"' "$OUT" ||
+	# libsmartcols escapes the quote, the backslash and the tab; the byte
+	# that is not UTF-8 is its Latin-1 character, U+00FF.
+	grep -qF "\"resource\": \"cli23/q\\\"\\\\\\t$(printf '\303\277')x\"" "$OUT" ||
 		bad "resource not escaped as expected"
 }
 
@@ -699,7 +712,8 @@ t_ls_noheadings() {
 	bg $H cli24/n sleep 60
 	poll has $BGPID cli24/n granted || bad "never granted" || return 1
 	$L >"$OUT" 2>"$ERR" || bad "lshlock failed" || return 1
-	head -n 1 "$OUT" | grep -q '^COMMAND  *PID RESOURCE  *MODE  *STATE  *WAIT  *HELD BLOCKER  *WHY$' ||
+	[ "$(head -n 1 "$OUT" | tr -s ' ')" = \
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY" ] ||
 		bad "header '$(head -n 1 "$OUT")'" || return 1
 	$L -n >"$OUT" 2>"$ERR" || bad "lshlock -n failed" || return 1
 	[ -s "$OUT" ] || bad "lshlock -n printed nothing" || return 1
@@ -791,34 +805,105 @@ t_ls_stats_table() {
 }
 
 t_ls_usage() {
-	for args in --bogus "-o nosuch" "-p abc" "-p 0" extra \
-		    "--stats -p 1"; do
+	# As lslocks: usage errors exit 1, with a pointer to --help.
+	for args in --bogus "-o nosuch" "-o ''" "-p abc" "-p 0" extra \
+		    "--stats -p 1" "--stats -o pid" "--stats --output-all" \
+		    "--stats -i" "--stats -u" "-r -J"; do
 		# shellcheck disable=SC2086 # split on purpose
-		$L $args 2>"$ERR" >/dev/null
-		expect_rc 64 $? "lshlock $args" || return 1
+		eval "$L $args" 2>"$ERR" >/dev/null
+		expect_rc 1 $? "lshlock $args" || return 1
 	done
-	grep -q "Usage" "$ERR" || bad "no usage message"
+	grep -q "Try 'lshlock --help'" "$ERR" || bad "no pointer to --help"
+}
+
+t_ls_conflicts() {
+	# -J and -r exclude each other, in either order, as in lslocks.
+	for args in "-J -r" "-r -J" "--json --raw" "--stats -J -r"; do
+		# shellcheck disable=SC2086 # split on purpose
+		$L $args >"$OUT" 2>"$ERR"
+		expect_rc 1 $? "lshlock $args" || return 1
+		grep -q "mutually exclusive arguments: --json --raw" "$ERR" ||
+			bad "lshlock $args: '$(cat "$ERR")'" || return 1
+		[ ! -s "$OUT" ] || bad "lshlock $args printed a table" ||
+			return 1
+	done
+	# -H follows -J: the columns as JSON, typed.
+	$L -H -J >"$OUT" 2>"$ERR" || bad "lshlock -H -J failed" || return 1
+	$J --top-keys lshlock-columns <"$OUT" 2>>"$ERR" ||
+		bad "lshlock -H -J: no JSON" || return 1
+	flat "$OUT" | grep -qF '{ "name": "PID", "type": "number",' ||
+		bad "lshlock -H -J: no PID of type number"
 }
 
 t_ls_truncate() {
+	# RESOURCE is only cut to fit a terminal (none here), as lslocks
+	# cuts PATH; -u is accepted and changes nothing then.
 	long=cli32/0123456789012345678901234567890123456789
 	bg $H "$long" sleep 60
 	pid=$BGPID
 	poll has $pid "$long" granted || bad "never granted" || return 1
 	out=$($L -n -o resource -p $pid | grep '^cli32/')
-	[ "$out" = "cli32/0123456789012345678901234567890..." ] ||
-		bad "truncated to '$out'" || return 1
+	[ "$out" = "$long" ] || bad "not a terminal, shows '$out'" || return 1
 	out=$($L -u -n -o resource -p $pid | grep '^cli32/')
 	[ "$out" = "$long" ] || bad "-u shows '$out'"
 }
 
 t_ls_empty() {
-	out=$($L -J -p 2147483647 2>"$ERR")
+	$L -J -p 2147483647 >"$OUT" 2>"$ERR"
 	expect_rc 0 $? "lshlock -J -p unused" || return 1
-	[ "$out" = '{"locks": []}' ] || bad "printed '$out'" || return 1
+	$J --lock-keys $LOCK_KEYS <"$OUT" 2>>"$ERR" || bad "JSON rejected" ||
+		return 1
+	[ "$(flat "$OUT")" = '{ "locks": [ ] } ' ] ||
+		bad "printed '$(cat "$OUT")'" || return 1
 	out=$($L -n -p 2147483647 2>"$ERR")
 	expect_rc 0 $? "lshlock -n -p unused" || return 1
 	[ -z "$out" ] || bad "printed '$out'"
+}
+
+t_ls_columns_env() {
+	bg $H cli36/e sleep 60
+	pid=$BGPID
+	poll has $pid cli36/e granted || bad "never granted" || return 1
+	# LSHLOCK_COLUMNS stands for -o; -o wins over it.
+	out=$(LSHLOCK_COLUMNS=resource,pid $L -r -n -p $pid | grep '^cli36/e ')
+	[ "$out" = "cli36/e $pid" ] || bad "LSHLOCK_COLUMNS: '$out'" ||
+		return 1
+	out=$(LSHLOCK_COLUMNS=resource,pid $L -r -n -o pid,state -p $pid |
+	      sort -u)
+	[ "$out" = "$pid granted" ] || bad "-o with LSHLOCK_COLUMNS: '$out'" ||
+		return 1
+	[ "$(LSHLOCK_COLUMNS=+token $L -r -p $pid | head -n 1)" = \
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN" ] ||
+		bad "LSHLOCK_COLUMNS=+token" || return 1
+	LSHLOCK_COLUMNS=nosuch $L -p $pid >/dev/null 2>"$ERR"
+	expect_rc 1 $? "LSHLOCK_COLUMNS=nosuch" || return 1
+	: >"$ERR"
+	# --output-all, then +LIST: a column named again is shown once.
+	[ "$($L -r --output-all -o +pid,token -p $pid | head -n 1)" = \
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN" ] ||
+		bad "--output-all -o +pid,token" || return 1
+	# Typed JSON: the token is a number, and null while waiting.
+	$L -J -o resource,token -p $pid >"$OUT" 2>"$ERR" ||
+		bad "lshlock -J failed" || return 1
+	$J --lock-keys resource,token --exact <"$OUT" 2>>"$ERR" ||
+		bad "JSON rejected" || return 1
+	flat "$OUT" | grep -q '"resource": "cli36/e", "token": [1-9][0-9]* }' ||
+		bad "no token in the JSON"
+}
+
+t_ls_noinaccessible() {
+	bg $H cli37/i sleep 60
+	pid=$BGPID
+	poll has $pid cli37/i granted || bad "never granted" || return 1
+	# From a new PID namespace the holder has no PID: "-", and -i
+	# leaves its requests out.
+	out=$(unshare -p -f $L -r -n -o command,pid,resource | grep ' cli37/i$')
+	[ "$out" = "- - cli37/i" ] || bad "seen from a new PID namespace as '$out'" ||
+		return 1
+	out=$(unshare -p -f $L -i -r -n -o pid,resource | grep ' cli37/i$')
+	[ -z "$out" ] || bad "-i lists '$out'" || return 1
+	$L -i -r -n -o pid,resource -p $pid | grep -qxF "$pid cli37/i" ||
+		bad "-i leaves out what we can see"
 }
 
 # --- hlock-uring-demo ------------------------------------------------------
@@ -899,6 +984,9 @@ run lshlock_stats_table t_ls_stats_table
 run lshlock_usage t_ls_usage
 run lshlock_truncate t_ls_truncate
 run lshlock_empty t_ls_empty
+run lshlock_conflicts t_ls_conflicts
+run lshlock_columns_env t_ls_columns_env
+run lshlock_noinaccessible t_ls_noinaccessible
 run uring_demo t_uring_demo
 sed 's/^/# shell: /' "$TMP/sh.err"
 exec 2>&3 3>&-

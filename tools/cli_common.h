@@ -191,11 +191,12 @@ static inline bool cli_long(const char *s, long min, long max, long *v)
 
 /*
  * A usage error: the message, the tool's usage lines and a pointer to
- * --help, then exit EX_USAGE.  The tool defines usage_lines().
+ * --help, then exit EX_USAGE.  The tool defines usage_lines().  Unused
+ * by lshlock, whose usage errors exit 1 as lslocks's do.
  */
 static void usage_lines(FILE *f);
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
+static void __attribute__((noreturn, unused, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -213,7 +214,7 @@ usage_error(const char *fmt, ...)
  * @with_arg lists the short options that take an argument; @word is the
  * argument getopt stopped at.
  */
-static void __attribute__((noreturn))
+static void __attribute__((noreturn, unused))
 bad_option(const char *with_arg, const char *word)
 {
 	if (optopt && strchr(with_arg, optopt))

@@ -4,15 +4,19 @@
  * lists file locks, one line per granted, converting or waiting request;
  * or, with --stats, the module's lock statistics.
  *
- * Text is escaped the way libsmartcols does it: bytes that are not
- * printable valid UTF-8, and the backslash, show as \xNN (in --raw output
- * also the space).  JSON strings escape '"', '\\' and control characters,
- * and each byte that is not valid UTF-8 as \u00NN (its Latin-1 reading).
+ * The tables (human, --raw and --json) are util-linux's libsmartcols, as
+ * in lslocks: its layout, its escaping of what is not printable and its
+ * typed JSON.  What is left here is what libsmartcols 2.38 gets wrong for
+ * strings a user chose: its JSON writer copies bytes that are not valid
+ * UTF-8 as they are, which makes invalid JSON, so json_text() hands it
+ * each such byte as its Latin-1 character.  The --stats JSON is MongoDB's
+ * serverStatus shape, which no table has, and is written here.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,18 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sysexits.h>
 #include <unistd.h>
 
+#include <libsmartcols.h>
+
 #include "hlock.h"
-/* Before cli_common.h, whose usage_error() prints it. */
 #define PROG		"lshlock"
 #include "cli_common.h"
-
-
-/* Without --notruncate, longer RESOURCE values are cut to this width. */
-#define TRUNC_WIDTH	40
-#define ELLIPSIS	"..."
 
 enum {
 	COL_COMMAND, COL_PID, COL_RESOURCE, COL_MODE, COL_STATE, COL_WAIT,
@@ -41,31 +40,40 @@ enum {
 };
 #define NR_DEFAULT_COLS	COL_TOKEN
 
+/*
+ * BLOCKER is a JSON array of numbers, but libsmartcols 2.38 prints an
+ * empty SCOLS_JSON_ARRAY_NUMBER cell as [null]: its JSON is written here
+ * ("[12, 34]", "[]") and handed over as a number, which is printed as it
+ * is.  JT_ARRAY is how --list-columns names that type.
+ */
+#define JT_ARRAY	(-1)
+
 static const struct column {
 	const char *name;
-	const char *json;	/* its key in --json output */
-	bool right;		/* right-aligned */
+	double whint;		/* width hint, as libsmartcols takes it */
+	int flags;		/* SCOLS_FL_* */
+	int json;		/* SCOLS_JSON_*, or JT_ARRAY */
 	const char *help;
 } columns[NR_COLS] = {
-	[COL_COMMAND]	= { "COMMAND", "command", false,
+	[COL_COMMAND]	= { "COMMAND", 15, 0, SCOLS_JSON_STRING,
 			    "command of the process holding or waiting for the lock" },
-	[COL_PID]	= { "PID", "pid", true,
+	[COL_PID]	= { "PID", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			    "PID of that process (- when not in our PID namespace)" },
-	[COL_RESOURCE]	= { "RESOURCE", "resource", false,
+	[COL_RESOURCE]	= { "RESOURCE", 0, SCOLS_FL_TRUNC, SCOLS_JSON_STRING,
 			    "resource path, " CLI_ROOT_NAME " for the root" },
-	[COL_MODE]	= { "MODE", "mode", false,
+	[COL_MODE]	= { "MODE", 4, 0, SCOLS_JSON_STRING,
 			    "lock mode: IS, IX, S, SIX or X; HELD->WANTED when converting" },
-	[COL_STATE]	= { "STATE", "state", false,
+	[COL_STATE]	= { "STATE", 5, 0, SCOLS_JSON_STRING,
 			    "granted, waiting or converting" },
-	[COL_WAIT]	= { "WAIT", "wait_ns", true,
-			    "how long it has been waiting (ns with --raw)" },
-	[COL_HELD]	= { "HELD", "held_ns", true,
-			    "how long it has been held (ns with --raw)" },
-	[COL_BLOCKER]	= { "BLOCKER", "blockers", false,
+	[COL_WAIT]	= { "WAIT", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
+			    "how long it has been waiting (ns with --raw and --json)" },
+	[COL_HELD]	= { "HELD", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
+			    "how long it has been held (ns with --raw and --json)" },
+	[COL_BLOCKER]	= { "BLOCKER", 7, 0, JT_ARRAY,
 			    "PIDs of the requests blocking it (? not visible)" },
-	[COL_WHY]	= { "WHY", "why", false,
+	[COL_WHY]	= { "WHY", 0, 0, SCOLS_JSON_STRING,
 			    "the locker's description (hlock_describe(3))" },
-	[COL_TOKEN]	= { "TOKEN", "token", true,
+	[COL_TOKEN]	= { "TOKEN", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			    "fencing token of the grant held (- while waiting)" },
 };
 
@@ -73,74 +81,41 @@ static const struct column {
 static struct {
 	int cols[NR_COLS];	/* the selected columns, in order */
 	int ncols;
-	bool json, noheadings, raw, notruncate;
+	bool json, noheadings, raw, notruncate, noinaccessible;
 } out;
-
-/* A growing string. */
-struct sbuf {
-	char *s;
-	size_t len, cap;
-};
 
 static void __attribute__((noreturn)) oom(void)
 {
-	fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
-	exit(1);
+	cli_die(1, "%s", strerror(ENOMEM));
 }
 
-static void sb_add(struct sbuf *b, const char *s, size_t n)
+/* A cell's text, which libsmartcols then owns (scols_line_refer_data). */
+static __attribute__((format(printf, 1, 2))) char *
+xasprintf(const char *fmt, ...)
 {
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->len + n + 1) * 2;
-		char *p = realloc(b->s, cap);
-
-		if (!p)
-			oom();
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void __attribute__((format(printf, 2, 3)))
-sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	char tmp[128];
 	va_list ap;
+	char *s;
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	n = vasprintf(&s, fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		n = strlen(tmp);
-	sb_add(b, tmp, n);
-}
-
-/* The string, owned by the caller from now on ("" if nothing was added). */
-static char *sb_take(struct sbuf *b)
-{
-	if (!b->s)
-		sb_add(b, "", 0);
-	return b->s;
+	if (n < 0)
+		oom();
+	return s;
 }
 
 /*
  * Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 if there
  * is none: no overlong forms, surrogates or code points above U+10FFFF.
- * Stores the code point in *cp.
  */
-static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+static size_t utf8_seq(const unsigned char *s, size_t n)
 {
 	uint32_t c = s[0], min;
 	size_t len, i;
 
-	if (c < 0x80) {
-		*cp = c;
+	if (c < 0x80)
 		return 1;
-	}
 	if (c >= 0xc2 && c <= 0xdf) {
 		len = 2;
 		c &= 0x1f;
@@ -165,109 +140,90 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 	}
 	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
 		return 0;
-	*cp = c;
 	return len;
 }
 
 /*
- * Escape @s for table or raw output into @b, adding at most @maxw display
- * columns; returns the columns that the whole of @s needs.
+ * @s for a JSON string cell: valid UTF-8, each byte that is not read as
+ * its Latin-1 character (\xff becomes U+00FF).  libsmartcols escapes the
+ * rest ('"', '\\', control characters).
  */
-static size_t text_escape(struct sbuf *b, const char *s, size_t maxw)
+static char *json_text(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), w = 0;
+	size_t n = strlen(s);
+	char *buf = malloc(2 * n + 1), *q = buf;
 
+	if (!buf)
+		oom();
 	while (n) {
-		uint32_t cp;
-		size_t len = utf8_seq(p, n, &cp), uw = 1;
-		char esc[8];
-		bool bad = !len || cp < 0x20 || (cp >= 0x7f && cp < 0xa0) ||
-			   cp == '\\' || (cp == ' ' && out.raw);
+		size_t len = utf8_seq(p, n);
 
-		if (bad) {
+		if (len) {
+			memcpy(q, p, len);
+			q += len;
+		} else {
+			*q++ = 0xc0 | *p >> 6;
+			*q++ = 0x80 | (*p & 0x3f);
 			len = 1;
-			uw = 4;
 		}
-		if (w + uw <= maxw) {
-			if (bad) {
-				snprintf(esc, sizeof(esc), "\\x%02x", *p);
-				sb_add(b, esc, 4);
-			} else {
-				sb_add(b, (const char *)p, len);
-			}
-		}
-		w += uw;
 		p += len;
 		n -= len;
 	}
-	return w;
+	*q = '\0';
+	return buf;
 }
 
-/* A text cell: escaped, and truncated to TRUNC_WIDTH if @trunc. */
-static char *text_cell(const char *s, bool trunc)
+/*
+ * A text cell: for JSON as json_text(), empty (null) when there is no
+ * text; else as it is, "-" when there is none.  libsmartcols escapes it.
+ */
+static char *text_cell(const char *s)
 {
-	struct sbuf b = { 0 };
-
-	if (!*s)
-		s = "-";
-	if (text_escape(&b, s, SIZE_MAX) > TRUNC_WIDTH && trunc) {
-		b.len = 0;
-		text_escape(&b, s, TRUNC_WIDTH - strlen(ELLIPSIS));
-		sb_add(&b, ELLIPSIS, strlen(ELLIPSIS));
-	}
-	return sb_take(&b);
+	if (out.json)
+		return json_text(s);
+	return xasprintf("%s", *s ? s : "-");
 }
 
-/* Columns a cell takes: its code points (cells are valid UTF-8). */
-static size_t cell_width(const char *s)
+/* A number cell: "-" when it does not apply, and null in JSON. */
+static char *number_cell(bool applies, uint64_t v)
 {
-	size_t w = 0;
-
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			w++;
-	return w;
+	if (!applies)
+		return xasprintf("%s", out.json ? "" : "-");
+	return xasprintf("%" PRIu64, v);
 }
 
 /* A human duration: 850ns, 12us, 345ms, 1.5s, 1m03s, 2h05m, 3d04h. */
-static void fmt_duration(struct sbuf *b, uint64_t ns)
+static char *fmt_duration(uint64_t ns)
 {
 	const uint64_t us = 1000, ms = 1000 * us, s = 1000 * ms;
 	uint64_t secs = ns / s;
 
 	if (ns < us)
-		sb_printf(b, "%" PRIu64 "ns", ns);
-	else if (ns < ms)
-		sb_printf(b, "%" PRIu64 "us", ns / us);
-	else if (ns < s)
-		sb_printf(b, "%" PRIu64 "ms", ns / ms);
-	else if (secs < 60)
-		sb_printf(b, "%" PRIu64 ".%" PRIu64 "s", secs,
-			  ns / (100 * ms) % 10);
-	else if (secs < 3600)
-		sb_printf(b, "%" PRIu64 "m%02" PRIu64 "s", secs / 60,
-			  secs % 60);
-	else if (secs < 86400)
-		sb_printf(b, "%" PRIu64 "h%02" PRIu64 "m", secs / 3600,
-			  secs / 60 % 60);
-	else
-		sb_printf(b, "%" PRIu64 "d%02" PRIu64 "h", secs / 86400,
-			  secs / 3600 % 24);
+		return xasprintf("%" PRIu64 "ns", ns);
+	if (ns < ms)
+		return xasprintf("%" PRIu64 "us", ns / us);
+	if (ns < s)
+		return xasprintf("%" PRIu64 "ms", ns / ms);
+	if (secs < 60)
+		return xasprintf("%" PRIu64 ".%" PRIu64 "s", secs,
+				 ns / (100 * ms) % 10);
+	if (secs < 3600)
+		return xasprintf("%" PRIu64 "m%02" PRIu64 "s", secs / 60,
+				 secs % 60);
+	if (secs < 86400)
+		return xasprintf("%" PRIu64 "h%02" PRIu64 "m", secs / 3600,
+				 secs / 60 % 60);
+	return xasprintf("%" PRIu64 "d%02" PRIu64 "h", secs / 86400,
+			 secs / 3600 % 24);
 }
 
-/* A duration cell: "-" when it does not apply, ns with --raw. */
+/* A duration cell: human, or ns with --raw and --json. */
 static char *duration_cell(bool applies, uint64_t ns)
 {
-	struct sbuf b = { 0 };
-
-	if (!applies)
-		sb_add(&b, "-", 1);
-	else if (out.raw)
-		sb_printf(&b, "%" PRIu64, ns);
-	else
-		fmt_duration(&b, ns);
-	return sb_take(&b);
+	if (applies && !out.raw && !out.json)
+		return fmt_duration(ns);
+	return number_cell(applies, ns);
 }
 
 /* The distinct blocker pids of @rec, in order; returns how many. */
@@ -317,191 +273,120 @@ static void why(const struct hlock_lock_record *rec, char *buf)
 	buf[n] = '\0';
 }
 
-static char *cell(const struct hlock_lock_record *rec, int col)
+/*
+ * The BLOCKER cell: "12,34" (? for a PID we cannot see, ... when there
+ * were more than the record holds), "-" for none; in JSON [12, null].
+ */
+static char *blocker_cell(const struct hlock_lock_record *rec)
 {
 	uint32_t pids[HLOCK_MAX_BLOCKERS];
-	char text[HLOCK_WHY_LEN];
-	struct sbuf b = { 0 };
-	unsigned int i, n;
-	char comm[HLOCK_COMM_LEN];
+	char buf[HLOCK_MAX_BLOCKERS * 12 + 8], *p = buf;
+	unsigned int i, n = blockers(rec, pids);
+
+	if (out.json)
+		*p++ = '[';
+	for (i = 0; i < n; i++) {
+		if (i)
+			p += sprintf(p, out.json ? ", " : ",");
+		if (pids[i])
+			p += sprintf(p, "%" PRIu32, pids[i]);
+		else
+			p += sprintf(p, "%s", out.json ? "null" : "?");
+	}
+	if (out.json)
+		*p++ = ']';
+	else if (rec->nr_blockers > HLOCK_MAX_BLOCKERS)
+		p += sprintf(p, ",...");
+	else if (!n)
+		*p++ = '-';
+	*p = '\0';
+	return xasprintf("%s", buf);
+}
+
+static char *cell(const struct hlock_lock_record *rec, int col)
+{
+	char text[HLOCK_WHY_LEN], comm[HLOCK_COMM_LEN];
 
 	switch (col) {
 	case COL_COMMAND:
 		memcpy(comm, rec->comm, sizeof(comm));
 		comm[sizeof(comm) - 1] = '\0';
-		return text_cell(rec->pid ? comm : "", false);
+		return text_cell(rec->pid ? comm : "");
 	case COL_PID:
-		if (!rec->pid)
-			return text_cell("", false);
-		sb_printf(&b, "%" PRIu32, rec->pid);
-		break;
+		return number_cell(rec->pid, rec->pid);
 	case COL_RESOURCE:
-		return text_cell(cli_path_name(hlock_record_path(rec)),
-				 !out.raw && !out.notruncate);
+		/* In JSON the root is null, its empty path. */
+		if (out.json)
+			return text_cell(hlock_record_path(rec));
+		return text_cell(cli_path_name(hlock_record_path(rec)));
 	case COL_MODE:
-		sb_printf(&b, "%s", hlock_mode_name(rec->mode));
 		if (rec->state == HLOCK_STATE_CONVERTING)
-			sb_printf(&b, "->%s",
-				  hlock_mode_name(rec->convert_mode));
-		break;
+			return xasprintf("%s->%s", hlock_mode_name(rec->mode),
+					 hlock_mode_name(rec->convert_mode));
+		return xasprintf("%s", hlock_mode_name(rec->mode));
 	case COL_STATE:
-		sb_printf(&b, "%s", hlock_state_name(rec->state));
-		break;
+		return xasprintf("%s", hlock_state_name(rec->state));
 	case COL_WAIT:
 		return duration_cell(waits(rec), rec->wait_ns);
 	case COL_HELD:
 		return duration_cell(holds(rec), rec->held_ns);
 	case COL_BLOCKER:
-		n = blockers(rec, pids);
-		for (i = 0; i < n; i++) {
-			if (pids[i])
-				sb_printf(&b, "%s%" PRIu32, i ? "," : "",
-					  pids[i]);
-			else
-				sb_printf(&b, "%s?", i ? "," : "");
-		}
-		if (rec->nr_blockers > HLOCK_MAX_BLOCKERS)
-			sb_printf(&b, ",%s", ELLIPSIS);
-		if (!n)
-			sb_add(&b, "-", 1);
-		break;
+		return blocker_cell(rec);
 	case COL_WHY:
 		why(rec, text);
-		return text_cell(text, false);
+		return text_cell(text);
 	case COL_TOKEN:
-		if (!token(rec))
-			return text_cell("", false);
-		sb_printf(&b, "%" PRIu64, token(rec));
-		break;
+		return number_cell(token(rec), token(rec));
 	}
-	return sb_take(&b);
+	return NULL;
 }
 
-/*
- * Print @nrows rows of cells (row-major, out.ncols... @ncols each) under
- * @heads: aligned, or with --raw separated by single spaces.
- */
-static void print_table(const char *const *heads, const bool *right,
-			char **cells, size_t nrows, int ncols)
+/* A table for the output options, named for its JSON member. */
+static struct libscols_table *new_table(const char *name)
 {
-	size_t width[NR_COLS] = { 0 }, r;
+	struct libscols_table *tb = scols_new_table();
+
+	if (!tb)
+		oom();
+	scols_table_set_name(tb, name);
+	scols_table_enable_raw(tb, out.raw);
+	scols_table_enable_json(tb, out.json);
+	scols_table_enable_noheadings(tb, out.noheadings);
+	return tb;
+}
+
+static struct libscols_column *add_column(struct libscols_table *tb,
+					  const char *name, double whint,
+					  int flags, int json)
+{
+	struct libscols_column *cl;
+
+	cl = scols_table_new_column(tb, name, whint, flags);
+	if (!cl)
+		oom();
+	scols_column_set_json_type(cl, json == JT_ARRAY ? SCOLS_JSON_NUMBER :
+				   json);
+	return cl;
+}
+
+/* A row of @n cells, each allocated, which the table takes. */
+static void add_row(struct libscols_table *tb, char **cells, int n)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	int c;
 
-	if (!out.raw) {
-		for (c = 0; c < ncols; c++) {
-			if (!out.noheadings)
-				width[c] = cell_width(heads[c]);
-			for (r = 0; r < nrows; r++) {
-				size_t w = cell_width(cells[r * ncols + c]);
-
-				if (w > width[c])
-					width[c] = w;
-			}
-		}
-	}
-	for (r = out.noheadings; r <= nrows; r++) {
-		const char *const *row = r ? (const char *const *)cells +
-					 (r - 1) * ncols : heads;
-
-		for (c = 0; c < ncols; c++) {
-			size_t pad = 0, w = cell_width(row[c]);
-
-			if (!out.raw && width[c] > w)
-				pad = width[c] - w;
-			if (c)
-				putchar(' ');
-			if (right[c])
-				printf("%*s", (int)pad, "");
-			fputs(row[c], stdout);
-			if (!right[c] && c < ncols - 1)
-				printf("%*s", (int)pad, "");
-		}
-		putchar('\n');
-	}
+	if (!ln)
+		oom();
+	for (c = 0; c < n; c++)
+		if (!cells[c] || scols_line_refer_data(ln, c, cells[c]))
+			oom();
 }
 
-/* @s as a JSON string. */
-static void json_string(const char *s)
+static void print_table(struct libscols_table *tb)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
-
-	putchar('"');
-	while (n) {
-		uint32_t cp;
-		size_t len = utf8_seq(p, n, &cp);
-
-		if (!len || cp < 0x20 || cp == 0x7f) {
-			printf("\\u%04x", *p);
-			len = 1;
-		} else if (cp == '"' || cp == '\\') {
-			printf("\\%c", (int)cp);
-		} else {
-			fwrite(p, 1, len, stdout);
-		}
-		p += len;
-		n -= len;
-	}
-	putchar('"');
-}
-
-static void json_record(const struct hlock_lock_record *rec)
-{
-	uint32_t pids[HLOCK_MAX_BLOCKERS];
-	char comm[HLOCK_COMM_LEN], text[HLOCK_WHY_LEN];
-	unsigned int i, n;
-	int c;
-
-	fputs("  {", stdout);
-	for (c = 0; c < out.ncols; c++) {
-		int col = out.cols[c];
-
-		printf("%s\"%s\": ", c ? ", " : "", columns[col].json);
-		switch (col) {
-		case COL_COMMAND:
-			memcpy(comm, rec->comm, sizeof(comm));
-			comm[sizeof(comm) - 1] = '\0';
-			json_string(comm);
-			break;
-		case COL_PID:
-			printf("%" PRIu32, rec->pid);
-			break;
-		case COL_RESOURCE:
-			json_string(hlock_record_path(rec));
-			break;
-		case COL_MODE:
-			json_string(hlock_mode_name(rec->mode));
-			if (rec->state == HLOCK_STATE_CONVERTING) {
-				fputs(", \"convert_mode\": ", stdout);
-				json_string(hlock_mode_name(rec->convert_mode));
-			}
-			break;
-		case COL_STATE:
-			json_string(hlock_state_name(rec->state));
-			break;
-		case COL_WAIT:
-			printf("%" PRIu64, (uint64_t)rec->wait_ns);
-			break;
-		case COL_HELD:
-			printf("%" PRIu64, (uint64_t)rec->held_ns);
-			break;
-		case COL_BLOCKER:
-			n = blockers(rec, pids);
-			putchar('[');
-			for (i = 0; i < n; i++)
-				printf("%s%" PRIu32, i ? ", " : "", pids[i]);
-			putchar(']');
-			break;
-		case COL_WHY:
-			why(rec, text);
-			json_string(text);
-			break;
-		case COL_TOKEN:
-			printf("%" PRIu64, token(rec));
-			break;
-		}
-	}
-	putchar('}');
+	if (scols_print_table(tb))
+		cli_die(1, "cannot print the table: %s", strerror(errno));
+	scols_unref_table(tb);
 }
 
 /* A record to print, and its place in the table for a stable sort. */
@@ -547,52 +432,40 @@ static int row_cmp(const void *pa, const void *pb)
 static void list_locks(const void *buf, int count, long pid)
 {
 	const struct hlock_lock_record *rec = buf;
-	const char *heads[NR_COLS];
-	bool right[NR_COLS];
+	struct libscols_table *tb = new_table("locks");
+	char *cells[NR_COLS];
 	size_t nrows = 0, i;
 	struct row *rows;
-	char **cells;
 	int c, r;
 
+	for (c = 0; c < out.ncols; c++) {
+		const struct column *col = &columns[out.cols[c]];
+		int flags = col->flags;
+
+		if (out.notruncate)
+			flags &= ~SCOLS_FL_TRUNC;
+		add_column(tb, col->name, col->whint, flags, col->json);
+	}
 	rows = calloc(count ? count : 1, sizeof(*rows));
 	if (!rows)
 		oom();
 	for (r = 0; r < count; r++, rec = hlock_record_next(rec)) {
 		if (pid >= 0 && rec->pid != pid)
 			continue;
+		if (out.noinaccessible && !rec->pid)
+			continue;
 		rows[nrows].rec = rec;
 		rows[nrows].index = r;
 		nrows++;
 	}
 	qsort(rows, nrows, sizeof(*rows), row_cmp);
-
-	if (out.json) {
-		fputs("{\"locks\": [", stdout);
-		for (i = 0; i < nrows; i++) {
-			fputs(i ? ",\n" : "\n", stdout);
-			json_record(rows[i].rec);
-		}
-		fputs(nrows ? "\n]}\n" : "]}\n", stdout);
-		free(rows);
-		return;
-	}
-
-	cells = calloc((nrows ? nrows : 1) * out.ncols, sizeof(*cells));
-	if (!cells)
-		oom();
-	for (i = 0; i < nrows; i++)
+	for (i = 0; i < nrows; i++) {
 		for (c = 0; c < out.ncols; c++)
-			cells[i * out.ncols + c] = cell(rows[i].rec,
-							out.cols[c]);
-	for (c = 0; c < out.ncols; c++) {
-		heads[c] = columns[out.cols[c]].name;
-		right[c] = columns[out.cols[c]].right;
+			cells[c] = cell(rows[i].rec, out.cols[c]);
+		add_row(tb, cells, out.ncols);
 	}
-	print_table(heads, right, cells, nrows, out.ncols);
-	for (i = 0; i < nrows * out.ncols; i++)
-		free(cells[i]);
-	free(cells);
 	free(rows);
+	print_table(tb);
 }
 
 /* The names of the ticket pools, as MongoDB's serverStatus has them. */
@@ -643,47 +516,44 @@ static void stats_tickets_json(const struct hlock_stats *st)
 static const int stat_modes[] = {
 	HLOCK_IS, HLOCK_IX, HLOCK_S, HLOCK_SIX, HLOCK_X,
 };
-#define NR_STAT_MODES	ARRAY_SIZE(stat_modes)
-#define NR_STAT_COLS	5
 
 static void stats_table(const struct hlock_stats *st)
 {
-	static const char *const heads[NR_STAT_COLS] = {
-		"LEVEL", "MODE", "ACQUIRE", "WAITS", "WAIT-TIME",
+	static const struct {
+		const char *name;
+		int flags;
+	} heads[] = {
+		{ "LEVEL", 0 }, { "MODE", 0 }, { "ACQUIRE", SCOLS_FL_RIGHT },
+		{ "WAITS", SCOLS_FL_RIGHT }, { "WAIT-TIME", SCOLS_FL_RIGHT },
 	};
-	static const bool right[NR_STAT_COLS] = {
-		false, false, true, true, true,
-	};
-	char *cells[HLOCK_NR_LEVELS * NR_STAT_MODES * NR_STAT_COLS];
-	size_t nrows = 0, i;
+	struct libscols_table *tb = new_table("stats");
+	char *cells[ARRAY_SIZE(heads)];
 	unsigned int l, m;
 
+	for (m = 0; m < ARRAY_SIZE(heads); m++)
+		add_column(tb, heads[m].name, 0, heads[m].flags,
+			   SCOLS_JSON_STRING);
 	for (l = 0; l < HLOCK_NR_LEVELS; l++) {
 		const struct hlock_level_stats *ls = &st->level[l];
 
-		for (m = 0; m < NR_STAT_MODES; m++) {
+		for (m = 0; m < ARRAY_SIZE(stat_modes); m++) {
 			int mode = stat_modes[m];
-			char **row = cells + nrows * NR_STAT_COLS;
-			struct sbuf b = { 0 };
 
 			if (!ls->acquire_count[mode] && !ls->wait_count[mode])
 				continue;
-			row[0] = text_cell(hlock_level_name(l), false);
-			row[1] = text_cell(hlock_mode_name(mode), false);
-			sb_printf(&b, "%" PRIu64,
-				  (uint64_t)ls->acquire_count[mode]);
-			row[2] = sb_take(&b);
-			b = (struct sbuf){ 0 };
-			sb_printf(&b, "%" PRIu64,
-				  (uint64_t)ls->wait_count[mode]);
-			row[3] = sb_take(&b);
-			row[4] = duration_cell(ls->wait_count[mode] ||
-					       ls->wait_time_ns[mode],
-					       ls->wait_time_ns[mode]);
-			nrows++;
+			cells[0] = xasprintf("%s", hlock_level_name(l));
+			cells[1] = xasprintf("%s", hlock_mode_name(mode));
+			cells[2] = xasprintf("%" PRIu64,
+					     (uint64_t)ls->acquire_count[mode]);
+			cells[3] = xasprintf("%" PRIu64,
+					     (uint64_t)ls->wait_count[mode]);
+			cells[4] = duration_cell(ls->wait_count[mode] ||
+						 ls->wait_time_ns[mode],
+						 ls->wait_time_ns[mode]);
+			add_row(tb, cells, ARRAY_SIZE(heads));
 		}
 	}
-	print_table(heads, right, cells, nrows, NR_STAT_COLS);
+	print_table(tb);
 	printf("timeouts: %" PRIu64 ", interrupts: %" PRIu64
 	       ", cancels: %" PRIu64 ", deadlocks: %" PRIu64
 	       ", takeovers: %" PRIu64 ", yields: %" PRIu64 "\n",
@@ -691,8 +561,6 @@ static void stats_table(const struct hlock_stats *st)
 	       (uint64_t)st->cancels, (uint64_t)st->deadlocks,
 	       (uint64_t)st->takeovers, (uint64_t)st->yields);
 	stats_tickets_line(st);
-	for (i = 0; i < nrows * NR_STAT_COLS; i++)
-		free(cells[i]);
 }
 
 /*
@@ -726,7 +594,38 @@ static void usage_lines(FILE *f)
 {
 	fputs("Usage:\n"
 	      " " PROG " [options]\n"
-	      " " PROG " --stats [-J] [-n] [-r]\n", f);
+	      " " PROG " --stats [-J|-r] [-n]\n", f);
+}
+
+/* lslocks's answer to a usage error: a pointer to --help, exit 1. */
+static void __attribute__((noreturn)) try_help(void)
+{
+	fputs("Try '" PROG " --help' for more information.\n", stderr);
+	exit(1);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_vwarn(fmt, ap);
+	va_end(ap);
+	try_help();
+}
+
+/* How --list-columns names a column's JSON type. */
+static const char *json_type_name(int json)
+{
+	switch (json) {
+	case SCOLS_JSON_NUMBER:
+		return "number";
+	case JT_ARRAY:
+		return "array";
+	default:
+		return "string";
+	}
 }
 
 static void __attribute__((noreturn)) help(void)
@@ -742,26 +641,28 @@ static void __attribute__((noreturn)) help(void)
 "order: granted ones, then the queue.\n"
 "\n"
 "Options:\n"
+" -i, --noinaccessible   leave out the requests of processes outside our\n"
+"                          PID namespace (PID -)\n"
 " -J, --json             use JSON output format\n"
 " -n, --noheadings       don't print headings\n"
 " -o, --output <list>    output columns (comma-separated; +<list> adds to\n"
 "                          the default, which is all but TOKEN)\n"
 "     --output-all       output all columns\n"
 " -p, --pid <pid>        only the requests of this process\n"
-" -r, --raw              raw output: single spaces, no truncation, spaces\n"
-"                          escaped, WAIT and HELD in nanoseconds\n"
-" -u, --notruncate       don't truncate RESOURCE (else to 40 columns)\n"
+" -r, --raw              use the raw output format (WAIT and HELD in ns)\n"
+" -u, --notruncate       don't truncate RESOURCE to fit the terminal\n"
 " -H, --list-columns     list the available columns\n"
 "     --stats            the module's lock statistics instead\n"
 " -h, --help             display this help\n"
 " -V, --version          display version\n"
 "\n"
+"LSHLOCK_COLUMNS, when no -o is given, is the -o list.\n"
+"\n"
 "JSON: {\"locks\": [{\"command\": \"x\", \"pid\": 12, \"resource\": \"db/c\",\n"
-"  \"mode\": \"S\", \"state\": \"granted\", \"wait_ns\": 0, \"held_ns\": 5,\n"
-"  \"blockers\": [34], \"why\": \"\"}]}, only the -o columns (TOKEN adds\n"
-"  \"token\": 7, 0 while waiting); a converting request also has\n"
-"  \"convert_mode\" (\"mode\" is the held one).  The root is \"\", a\n"
-"  hidden PID 0.  Bytes that are not UTF-8 are escaped as \\u00NN.\n"
+"  \"mode\": \"S\", \"state\": \"waiting\", \"wait\": 40, \"held\": null,\n"
+"  \"blocker\": [34], \"why\": null}]}: the columns, named in lower case;\n"
+"  WAIT and HELD in ns; what the table shows as - is null (the root's\n"
+"  resource is null too); bytes that are not UTF-8 are read as Latin-1.\n"
 "\n"
 "--stats: per level (Global, Database, Collection, Object: depth 0, 1, 2\n"
 "  and deeper) and mode, the acquisitions, how many waited and for how\n"
@@ -772,21 +673,35 @@ static void __attribute__((noreturn)) help(void)
 "  \"hlock\": {\"timeouts\": 0, \"interrupts\": 0, \"cancels\": 0,\n"
 "  \"deadlocks\": 0, \"takeovers\": 0, \"yields\": 0}}\n"
 "\n"
-"Exit status: 0 ok, 1 failure, 64 usage error, 69 " HLOCK_DEVICE
-" unavailable.\n"
+"Exit status: 0 ok, 1 failure (usage errors too).\n"
 "\n"
 "Available output columns:\n", stdout);
 	for (c = 0; c < NR_COLS; c++)
 		printf(" %8s  %s\n", columns[c].name, columns[c].help);
+	printf("\nFor more details see " PROG "(8).\n");
 	exit(0);
 }
 
+/* -H: the columns, their JSON types and what they show, as a table. */
 static void list_columns(void)
 {
+	struct libscols_table *tb = new_table("lshlock-columns");
+	char *cells[3];
 	int c;
 
-	for (c = 0; c < NR_COLS; c++)
-		printf("%-8s %s\n", columns[c].name, columns[c].help);
+	if (!out.json)
+		scols_table_enable_noheadings(tb, 1);
+	add_column(tb, "NAME", 0, 0, SCOLS_JSON_STRING);
+	add_column(tb, "TYPE", 0, 0, SCOLS_JSON_STRING);
+	add_column(tb, "DESCRIPTION", 0, 0, SCOLS_JSON_STRING);
+	for (c = 0; c < NR_COLS; c++) {
+		cells[0] = xasprintf("%s", columns[c].name);
+		cells[1] = xasprintf(out.json ? "%s" : "<%s>",
+				     json_type_name(columns[c].json));
+		cells[2] = xasprintf("%s", columns[c].help);
+		add_row(tb, cells, 3);
+	}
+	print_table(tb);
 }
 
 /* The default columns, or with @all every one. */
@@ -798,17 +713,22 @@ static void default_columns(bool all)
 		out.cols[out.ncols] = out.ncols;
 }
 
-/* -o LIST or -o +LIST; a column named twice is shown once. */
+/*
+ * -o LIST replaces the columns, -o +LIST appends to them (the default or
+ * --output-all's); a column named twice is shown once, so that the JSON
+ * has no key twice.
+ */
 static void parse_columns(const char *arg)
 {
 	const char *p = arg;
 	int c, i;
 
-	out.ncols = 0;
-	if (*p == '+') {
-		default_columns(false);
+	if (*p == '+')
 		p++;
-	}
+	else
+		out.ncols = 0;
+	if (!*p)
+		cli_die(1, "no column in '%s'", arg);
 	for (;;) {
 		size_t n = strcspn(p, ",");
 
@@ -817,7 +737,7 @@ static void parse_columns(const char *arg)
 			    !strncasecmp(p, columns[c].name, n))
 				break;
 		if (c == NR_COLS)
-			usage_error("unknown column: '%.*s'", (int)n, p);
+			cli_die(1, "unknown column: %.*s", (int)n, p);
 		for (i = 0; i < out.ncols && out.cols[i] != c; i++)
 			;
 		if (i == out.ncols)
@@ -828,18 +748,10 @@ static void parse_columns(const char *arg)
 	}
 }
 
-static long parse_pid(const char *s)
-{
-	long v;
-
-	if (!cli_long(s, 1, INT32_MAX, &v))
-		usage_error("invalid PID '%s'", s);
-	return v;
-}
-
 enum { OPT_OUTPUT_ALL = 256, OPT_STATS };
 
 static const struct option long_opts[] = {
+	{ "noinaccessible",	no_argument,		NULL, 'i' },
 	{ "json",		no_argument,		NULL, 'J' },
 	{ "noheadings",		no_argument,		NULL, 'n' },
 	{ "output",		required_argument,	NULL, 'o' },
@@ -856,15 +768,19 @@ static const struct option long_opts[] = {
 
 int main(int argc, char **argv)
 {
-	bool stats = false, list_cols = false, table_opts = false;
+	bool stats = false, list_cols = false, all = false;
+	const char *outarg = NULL, *lock_opt = NULL;
 	long pid = -1;
 	int fd, opt, ret;
 
-	default_columns(false);
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "Jno:p:ruHhV", long_opts,
+	setlocale(LC_ALL, "");
+	while ((opt = getopt_long(argc, argv, "iJno:p:ruHhV", long_opts,
 				  NULL)) != -1) {
 		switch (opt) {
+		case 'i':
+			out.noinaccessible = true;
+			lock_opt = "--noinaccessible";
+			break;
 		case 'J':
 			out.json = true;
 			break;
@@ -872,22 +788,25 @@ int main(int argc, char **argv)
 			out.noheadings = true;
 			break;
 		case 'o':
-			parse_columns(optarg);
-			table_opts = true;
+			outarg = optarg;
+			lock_opt = "--output";
 			break;
 		case OPT_OUTPUT_ALL:
-			default_columns(true);
-			table_opts = true;
+			all = true;
+			lock_opt = "--output-all";
 			break;
 		case 'p':
-			pid = parse_pid(optarg);
-			table_opts = true;
+			if (!cli_long(optarg, 1, INT32_MAX, &pid))
+				cli_die(1, "invalid PID argument: '%s'",
+					optarg);
+			lock_opt = "--pid";
 			break;
 		case 'r':
 			out.raw = true;
 			break;
 		case 'u':
 			out.notruncate = true;
+			lock_opt = "--notruncate";
 			break;
 		case 'H':
 			list_cols = true;
@@ -901,31 +820,37 @@ int main(int argc, char **argv)
 			printf(PROG " for hlock ABI %d\n", HLOCK_ABI_VERSION);
 			return 0;
 		default:
-			bad_option("op", argv[optind - 1]);
+			try_help();
 		}
 	}
 	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+		bad_usage("unexpected argument '%s'", argv[optind]);
+	if (out.json && out.raw)
+		bad_usage("mutually exclusive arguments: --json --raw");
+	if (stats && lock_opt)
+		bad_usage("mutually exclusive arguments: --stats %s", lock_opt);
 	if (list_cols) {
 		list_columns();
 		return 0;
 	}
-	if (stats && table_opts)
-		usage_error("--stats takes no -o, --output-all or -p");
+
+	default_columns(all);
+	if (!outarg)
+		outarg = getenv("LSHLOCK_COLUMNS");
+	if (outarg && !stats)
+		parse_columns(outarg);
 
 	ret = cli_open(PROG, &fd);
 	if (ret)
-		return ret == EX_UNAVAILABLE ? ret : 1;
+		return 1;
 
 	if (stats) {
 		struct hlock_stats st;
 
 		ret = hlock_stats(fd, HLOCK_STATS_GLOBAL, &st);
-		if (ret < 0) {
-			fprintf(stderr, PROG ": cannot read the statistics: %s\n",
+		if (ret < 0)
+			cli_die(1, "cannot read the statistics: %s",
 				strerror(-ret));
-			return 1;
-		}
 		if (out.json)
 			stats_json(&st);
 		else
@@ -934,17 +859,13 @@ int main(int argc, char **argv)
 		void *buf;
 
 		ret = hlock_table_alloc(fd, &buf);
-		if (ret < 0) {
-			fprintf(stderr, PROG ": cannot read the lock table: %s\n",
+		if (ret < 0)
+			cli_die(1, "cannot read the lock table: %s",
 				strerror(-ret));
-			return 1;
-		}
 		list_locks(buf, ret, pid);
 		free(buf);
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, PROG ": write error: %s\n", strerror(errno));
-		return 1;
-	}
+	if (fflush(stdout) || ferror(stdout))
+		cli_die(1, "write error: %s", strerror(errno));
 	return 0;
 }
