@@ -1,21 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * hlock: hierarchical (multi-granularity) locks for userspace through
- * /dev/hlock.
+ * /dev/hlock.  A resource is a path ("" the root, "db", "db/coll"...);
+ * each open file description of /dev/hlock is one locker, in the lock
+ * space of its IPC namespace.  All times are nanoseconds on
+ * CLOCK_MONOTONIC.
  *
- * A resource is a path: "" is the global root, "db" a database, "db/coll"
- * a collection, up to HLOCK_MAX_DEPTH levels below the root.  Locking a
- * path in S or X takes an intent lock (IS or IX) on every ancestor first.
- * Each open file description of /dev/hlock is one locker; closing it
- * releases everything it holds and cancels what it waits for.
- *
- * Each IPC namespace has a lock space of its own, as it has SysV IPC
- * objects of its own: a locker belongs to the namespace of the process
- * that opened it, for life.  The same path in two lock spaces names two
- * resources, and the lock table and HLOCK_STATS_GLOBAL show the locker's
- * lock space only.
- *
- * All times are nanoseconds on CLOCK_MONOTONIC.
+ * The semantics (modes, intents, queues, recursion, tickets, leases,
+ * tokens) and every ioctl's errors are described in
+ * Documentation/userspace-api/hlock.rst; the comments here are short.
+ * scripts/doc-check keeps the names here and there in step.
  */
 #ifndef _UAPI_LINUX_HLOCK_H
 #define _UAPI_LINUX_HLOCK_H
@@ -39,15 +33,8 @@
 #define HLOCK_NR_MODES	6
 
 /*
- * Flags of struct hlock_lock_args.  They apply to the requested resource,
- * not to the intents on its ancestors: HLOCK_F_FRONT to a new request,
- * HLOCK_F_COMPAT_FIRST to a new request or a conversion.
- *
- * Jumping queues is a privilege: HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST
- * need a locker opened by a process with CAP_SYS_NICE in the user
- * namespace owning its lock space (EPERM otherwise), and only such a
- * locker's S, SIX and X on the root get both by themselves, also when
- * reached by a conversion; other lockers' queue plainly FIFO.
+ * Flags of struct hlock_lock_args, for the requested resource only.
+ * HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST need CAP_SYS_NICE (EPERM).
  */
 /* Queue at the front of the resource's queue (MongoDB's enqueueAtFront). */
 #define HLOCK_F_FRONT		(1U << 0)
@@ -81,11 +68,8 @@
  *	only tries (-EAGAIN), positive gives up after this many ns
  *	(-ETIMEDOUT).  Ignored with HLOCK_F_ASYNC.
  * @lease_ns: HLOCK_IOC_LOCK only (else 0): 0 for no lease, positive for
- *	a lease of this many ns on the acquisition, from its grant
- *	(HLOCK_FEAT_LEASE; see HLOCK_IOC_RENEW).  Once expired, it is taken
- *	over when a request of another locker waits on a conflict with it:
- *	the acquisition, what the locker acquired below the path and their
- *	intents are released as by unlocks.  Negative is EINVAL.
+ *	a lease of this many ns from the grant (HLOCK_FEAT_LEASE), negative
+ *	is EINVAL.
  * @reserved: Must be zero.
  *
  * Used by HLOCK_IOC_LOCK, HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE and
@@ -143,11 +127,7 @@ struct hlock_info {
 /* Values of hlock_info.features. */
 /* Lock, unlock and downgrade as IORING_OP_URING_CMD (see below). */
 #define HLOCK_FEAT_URING	(1ULL << 0)
-/*
- * Read and write tickets (module parameters read_tickets, write_tickets):
- * a locker that holds nothing takes one in its first lock call and may
- * wait for it there (see hlock(4)); hlock_stats.tickets.
- */
+/* Read and write tickets (module parameters read_tickets, write_tickets). */
 #define HLOCK_FEAT_TICKETS	(1ULL << 1)
 /* HLOCK_IOC_YIELD. */
 #define HLOCK_FEAT_YIELD	(1ULL << 2)
@@ -363,21 +343,10 @@ struct hlock_table_args {
 };
 
 /*
- * io_uring: HLOCK_IOC_LOCK, HLOCK_IOC_UNLOCK and HLOCK_IOC_DOWNGRADE can
- * be submitted as IORING_OP_URING_CMD on a locker's file descriptor, with
- * sqe->cmd_op the ioctl number and the 16 command bytes of a plain 64-byte
- * SQE (sqe->cmd, where addr3 lies) a struct hlock_uring_args.  The path is
- * read while the SQE is submitted.  The CQE's res is what the ioctl would
- * return (or -errno), and for a lock -ECANCELED when the request was
- * withdrawn by an unlock of its path, by the ring's teardown (its last
- * close, as when its process exits or is killed) or by an exec of its
- * submitter.  A thread that exits alone leaves its locks queued, as
- * io_uring leaves its other requests.  A lock that must wait completes when it is granted,
- * times out or fails; no thread waits for it.  HLOCK_F_ASYNC is -EINVAL
- * there: the ring is the asynchronous path.  Nor can a ring lock carry
- * a lease: the command bytes have no room for lease_ns.
- * IORING_OP_ASYNC_CANCEL cannot reach a waiting lock: unlock its path
- * instead.
+ * io_uring (HLOCK_FEAT_URING): HLOCK_IOC_LOCK, HLOCK_IOC_UNLOCK and
+ * HLOCK_IOC_DOWNGRADE as IORING_OP_URING_CMD, sqe->cmd_op the ioctl number
+ * and the 16 command bytes (sqe->cmd) a struct hlock_uring_args; the CQE's
+ * res is the ioctl's result or -errno (-ECANCELED for a withdrawn lock).
  */
 
 /**
@@ -419,66 +388,37 @@ struct hlock_uring_args {
  */
 
 /*
- * HLOCK_IOC_LOCK: lock a path, with intents on its ancestors.  Returns 0
- * when granted, or -1 with errno: EINPROGRESS (queued, HLOCK_F_ASYNC),
- * EAGAIN, ETIMEDOUT, EINTR, EBUSY (a request is pending or uncollected),
- * EINVAL, ENAMETOOLONG, EFAULT, ENOMEM, EOVERFLOW (a recursion count would
- * pass INT_MAX), EPERM (HLOCK_F_FRONT or HLOCK_F_COMPAT_FIRST without the
- * privilege), ENOLCK (the locker would hold or wait on more resources
- * than the module parameter max_locks_per_locker allows), EDEADLK (its
- * wait would close a cycle of lockers waiting for each other).  Every
- * failure leaves the locker as it was before the call.
+ * HLOCK_IOC_LOCK: lock a path, with intents on its ancestors.  Errors:
+ * EINPROGRESS, EAGAIN, ETIMEDOUT, EINTR, EBUSY, EOVERFLOW, EPERM, ENOLCK,
+ * EDEADLK.
  */
 #define HLOCK_IOC_LOCK		_IOW(HLOCK_IOC_MAGIC, 1, struct hlock_lock_args)
 /*
- * HLOCK_IOC_UNLOCK: release one acquisition made on a path and the
- * intents it took, or cancel the request queued (HLOCK_F_ASYNC) on it,
- * also once granted but not yet collected: the locker is then as before
- * that lock call.  Returns how many acquisitions made on the path remain,
- * or -1 with errno ENOENT when neither held nor pending, EBUSY when the
- * path is an ancestor of the request in flight or the target of another
- * thread's blocking HLOCK_IOC_LOCK, ESTALE once after a leased
- * acquisition on the path was taken over (until then, poll() on the
- * locker reports POLLPRI).
- *
- * The mode held never weakens on unlock: while a descendant still holds
- * an intent here, the request stays in its mode (as MongoDB keeps it)
- * until the descendant is unlocked or HLOCK_IOC_DOWNGRADE lowers it.
+ * HLOCK_IOC_UNLOCK: release one acquisition on a path, or cancel the request
+ * queued on it; returns the acquisitions left.  Errors: ENOENT, EBUSY,
+ * ESTALE.
  */
 #define HLOCK_IOC_UNLOCK	_IOW(HLOCK_IOC_MAGIC, 2, struct hlock_lock_args)
 /*
- * HLOCK_IOC_DOWNGRADE: lower the mode held on a path, also one held only
- * as an intent for descendants, to a mode the held one covers and that
- * covers the intent the locker's descendants need.  Returns 0, or -1 with
- * errno EINVAL, ENOENT (nothing held), EBUSY (on the path of the request
- * in flight).
+ * HLOCK_IOC_DOWNGRADE: lower the mode held on a path.  Errors: ENOENT,
+ * EBUSY.
  */
 #define HLOCK_IOC_DOWNGRADE	_IOW(HLOCK_IOC_MAGIC, 3, struct hlock_lock_args)
 /* HLOCK_IOC_HELD: returns the mode this locker holds on a path. */
 #define HLOCK_IOC_HELD		_IOW(HLOCK_IOC_MAGIC, 4, struct hlock_lock_args)
 /*
  * HLOCK_IOC_WAIT: wait for the request queued with HLOCK_F_ASYNC and
- * collect its grant.  Returns 0, or -1 with errno EAGAIN, ETIMEDOUT, EINTR
- * (the request stays queued), ENOENT (no request is pending), EBUSY (the
- * slot belongs to another thread's blocking HLOCK_IOC_LOCK), or EDEADLK
- * (a later level of the path would have closed a cycle of waits: the
- * request was withdrawn, the locker is as before the lock call).
+ * collect it.  Errors: EAGAIN, ETIMEDOUT, EINTR, ENOENT, EBUSY, EDEADLK.
  */
 #define HLOCK_IOC_WAIT		_IOW(HLOCK_IOC_MAGIC, 5, struct hlock_wait_args)
-/*
- * HLOCK_IOC_GET_INFO: fill struct hlock_info.  A larger struct (a later
- * version) gets what this module knows and zeros after it.
- */
+/* HLOCK_IOC_GET_INFO: fill struct hlock_info. */
 #define HLOCK_IOC_GET_INFO	_IOR(HLOCK_IOC_MAGIC, 6, struct hlock_info)
 
-/* HLOCK_IOC_STATS: fill a struct hlock_stats.  Returns 0 (or see above). */
+/* HLOCK_IOC_STATS: fill a struct hlock_stats. */
 #define HLOCK_IOC_STATS		_IOW(HLOCK_IOC_MAGIC, 7, struct hlock_stats_args)
 /*
- * HLOCK_IOC_TABLE: copy the lock table of the locker's lock space, one
- * struct hlock_lock_record per granted, converting or waiting request.  Returns 0 with every record
- * copied, or -1 with errno ENOSPC when @size is below @needed (nothing is
- * copied; try again with a buffer of at least @needed bytes), ENOMEM,
- * EFAULT, EINVAL.
+ * HLOCK_IOC_TABLE: copy the lock table of the locker's lock space.
+ * Errors: ENOSPC, ENOMEM.
  */
 #define HLOCK_IOC_TABLE		_IOWR(HLOCK_IOC_MAGIC, 8, struct hlock_table_args)
 
@@ -532,49 +472,24 @@ struct hlock_describe_args {
 };
 
 /*
- * HLOCK_IOC_YIELD: let others in (MongoDB's yield): release everything
- * the locker holds, its ticket too, let the waiters this release can grant
- * be granted, then re-acquire exactly what it held (modes and acquisition
- * counts), root first, within one timeout.  Returns 0 when everything is
- * back, also at once without releasing anything when nobody waits on what
- * the locker holds; or -1 with errno ETIMEDOUT, EAGAIN, EINTR or EDEADLK,
- * and the locker then holds nothing; EBUSY with a request in flight.
- * Each resource comes back in the mode it was held in, with as many
- * acquisitions; the re-acquisition queues FIFO behind the waiters still
- * there and counts as lock calls.  Also EBUSY: another thread of the
- * locker yields (its lock, unlock and downgrade calls fail so meanwhile);
- * ENOMEM before releasing (the locker is as it was) or while
- * re-acquiring, and ENOLCK (max_locks_per_locker lowered), the locker
- * then holding nothing.
+ * HLOCK_IOC_YIELD: release everything the locker holds, let the waiters
+ * in, take it all back.  Errors: ETIMEDOUT, EAGAIN, EINTR, EDEADLK, ENOMEM,
+ * ENOLCK, EBUSY.
  */
 #define HLOCK_IOC_YIELD		_IOW(HLOCK_IOC_MAGIC, 9, struct hlock_yield_args)
 /*
- * HLOCK_IOC_RENEW: renew every lease the locker holds, each for the
- * lease_ns it was taken with (MongoDB's lock ping).  The argument must be
- * 0.  Returns how many leases were renewed.  A lease already taken over
- * is not renewed: its path's next HLOCK_IOC_UNLOCK says ESTALE.
+ * HLOCK_IOC_RENEW: renew every lease of the locker; the argument must
+ * be 0.  Returns the leases renewed.
  */
 #define HLOCK_IOC_RENEW		_IO(HLOCK_IOC_MAGIC, 10)
 /*
- * HLOCK_IOC_TOKEN: the fencing token of the locker's grant on a path: a
- * number from a counter of the lock space, strictly increasing over every
- * grant of a new request or a conversion there.  One lock call draws one
- * token once everything it asked for is granted; the levels it made or
- * converted (the path, and the intents it took or raised above) share
- * it; a recursion or a downgrade keeps the token held.  A grant's token is
- * greater than that of every grant before it in the lock space, the
- * holders it waited for included.  Returns 0, or -1 with errno ENOENT
- * when the locker holds nothing on the path (yet: a level its lock call
- * in flight took so far has no token).
+ * HLOCK_IOC_TOKEN: the fencing token of the locker's grant on a path.
+ * Errors: ENOENT.
  */
 #define HLOCK_IOC_TOKEN		_IOWR(HLOCK_IOC_MAGIC, 11, struct hlock_token_args)
 /*
- * HLOCK_IOC_DESCRIBE: set the locker's description (MongoDB's "why"),
- * shown in the lock table, lshlock, debugfs and the slow-wait log, for
- * every request of the locker, from now on (zero length clears it).
- * Returns 0, or -1 with errno ENAMETOOLONG, EINVAL (a NUL byte in it,
- * flags or reserved not zero), EFAULT; on failure the description stays
- * as it was.
+ * HLOCK_IOC_DESCRIBE: set the locker's description.  Errors:
+ * ENAMETOOLONG.
  */
 #define HLOCK_IOC_DESCRIBE	_IOW(HLOCK_IOC_MAGIC, 12, struct hlock_describe_args)
 
