@@ -19,6 +19,9 @@
 #   make torture      hlock_torture.ko on 6.12, 6.1 and the debug kernel:
 #                     invariants checked, rates against rwsem, percpu-rwsem
 #                     and mutex; see scripts/torture
+#   make tools        the static tools the VMs run, in build/tools/
+#   make tools-shared the tools make install installs, linked with
+#                     lib/libhlock.so, in build/tools-shared/
 #   make install      everything under DESTDIR/PREFIX
 
 KDIR	?= /lib/modules/$(shell uname -r)/build
@@ -35,7 +38,7 @@ LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIB_SOVER := 1
 
 .PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools \
-	install bench ko-debug debug-kernel torture
+	tools-shared install bench ko-debug debug-kernel torture
 
 all: module lib
 
@@ -105,6 +108,25 @@ $(BUILD)/tools/%: tools/%.c tools/cli_common.h $(LIB_SRCS) lib/hlock.h \
 	$(CC) $(CFLAGS) $(WFLAGS) $(TOOL_LDFLAGS) $(TOOL_CFLAGS) -Ilib -Iuapi \
 		-o $@ $< $(LIB_SRCS) $(TOOL_LIBS)
 
+# The tools as `make install` installs them: linked with lib/libhlock.so,
+# so that they need libhlock.so.1 (its soname) and use the library
+# installed beside them, and with liburing and libsmartcols dynamically.
+# Only the ABI of lib/libhlock.map is theirs to call.
+SHARED_TOOLS := $(patsubst %,$(BUILD)/tools-shared/%,hlock lshlock \
+	hlock-uring-demo)
+tools-shared: $(SHARED_TOOLS)
+
+$(BUILD)/tools-shared/hlock-uring-demo: TOOL_LIBS := -luring
+$(BUILD)/tools-shared/hlock-uring-demo: lib/hlock_uring.h
+$(BUILD)/tools-shared/lshlock: TOOL_CFLAGS := $(shell pkg-config --cflags smartcols)
+$(BUILD)/tools-shared/lshlock: TOOL_LIBS := $(shell pkg-config --libs smartcols)
+
+$(BUILD)/tools-shared/%: tools/%.c tools/cli_common.h lib/hlock.h \
+		uapi/linux/hlock.h lib/libhlock.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WFLAGS) $(TOOL_CFLAGS) -Ilib -Iuapi \
+		-o $@ $< lib/libhlock.so $(TOOL_LIBS)
+
 selftests: deps lib tools
 	$(MAKE) -C selftests OUTPUT=$(BUILD)/selftests TOP=$(TOP)
 
@@ -134,7 +156,7 @@ torture: deps
 # Module (for KDIR, when it has headers), library, headers, pkg-config
 # file, tools and man pages under DESTDIR/PREFIX; see scripts/install.
 PREFIX	?= /usr/local
-install: lib
+install: lib tools-shared
 	DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" KDIR="$(KDIR)" scripts/install
 
 clean:

@@ -10,6 +10,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+/*
+ * The uapi header: uapi/linux/hlock.h in the tree (-Iuapi), and
+ * installed as INCLUDEDIR/hlock/linux/hlock.h beside this file, which
+ * libhlock.pc's -I${includedir}/hlock finds.
+ */
 #include <linux/hlock.h>
 
 #ifdef __cplusplus
