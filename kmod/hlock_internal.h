@@ -169,6 +169,8 @@ struct io_uring_cmd;
  * @expire: Ends it in process context once @timer fired.
  * @watch: Entry in the watchdog's list while @cmd is set, on kernels
  *	whose io_uring cannot cancel a driver's command (before 6.7).
+ * @doomed_since: There, under its mutex: jiffies when the watchdog first
+ *	saw @cmd's submitter or ring going away, 0 if it did not.
  */
 struct hl_ring {
 	struct io_uring_cmd *cmd;
@@ -176,6 +178,7 @@ struct hl_ring {
 	struct hrtimer timer;
 	struct work_struct expire;
 	struct list_head watch;
+	unsigned long doomed_since;
 };
 
 /**

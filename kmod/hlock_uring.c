@@ -171,6 +171,7 @@ static void hl_watch_add(struct hl_file *f)
 	mutex_lock(&hl_watch_lock);
 	if (list_empty(&hl_watch_list))
 		schedule_delayed_work(&hl_watch_work, HL_WATCH_PERIOD);
+	f->ring.doomed_since = 0;
 	list_add_tail(&f->ring.watch, &hl_watch_list);
 	mutex_unlock(&hl_watch_lock);
 }
@@ -182,6 +183,30 @@ static void hl_watch_del(struct hl_file *f)
 	mutex_lock(&hl_watch_lock);
 	list_del_init(&f->ring.watch);
 	mutex_unlock(&hl_watch_lock);
+}
+
+/*
+ * Whether @f's lock in flight has looked doomed for a whole watchdog
+ * period.  A task's exit passes through io_uring's cancel (in_idle set)
+ * before PF_EXITING is set, for a moment that looks like exec's wait; a
+ * waiter that is still there a period later is exec's or a dying SQPOLL
+ * thread's.  Context: hl_watch_lock held.
+ */
+static bool hl_watch_doomed(struct hl_file *f)
+{
+	unsigned long now = jiffies;
+
+	lockdep_assert_held(&hl_watch_lock);
+	if (!hl_ring_doomed(f->ring.cmd)) {
+		f->ring.doomed_since = 0;
+		return false;
+	}
+	/* 0 means never seen: a jiffies value of 0 is taken as 1. */
+	if (!f->ring.doomed_since) {
+		f->ring.doomed_since = now ?: 1;
+		return false;
+	}
+	return time_after_eq(now, f->ring.doomed_since + HL_WATCH_PERIOD);
 }
 
 /*
@@ -201,7 +226,7 @@ static void hl_watch_fn(struct work_struct *work)
 		n = 0;
 		mutex_lock(&hl_watch_lock);
 		list_for_each_entry(f, &hl_watch_list, ring.watch) {
-			if (hl_ring_doomed(f->ring.cmd)) {
+			if (hl_watch_doomed(f)) {
 				/* Its file is open while its lock is in flight. */
 				refcount_inc(&f->ref);
 				doomed[n++] = f;
