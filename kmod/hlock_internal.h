@@ -415,10 +415,6 @@ int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 unsigned int mode, unsigned int flags, s64 timeout_ns,
 		 s64 lease_ns, ktime_t deadline, struct hl_grants *g);
 void hl_file_release_all(struct hl_file *f, struct hl_grants *g);
-hlock_done_fn hl_kdone_take(struct hl_file *f, struct hl_grants *g,
-			    void **data);
-void hl_kdone_call(struct hl_file *f, hlock_done_fn done, void *data,
-		   int res);
 
 /**
  * hl_grants_run() - Continue the operations a caller's grant passes

@@ -379,20 +379,14 @@ static struct io_uring_cmd *hl_ring_take(struct hl_file *f,
 	return cmd;
 }
 
-/**
- * hl_kdone_take() - Take a kernel locker's asynchronous call out of the
- *	slot, its operation over (granted, failed or withdrawn), and collect
- *	the slot.
- * @f: The locker.
- * @g: Lockers the collection granted.
- * @data: Set to the pointer to call the completion with.
- *
- * Context: f->lock held.
- * Return: the completion, which the caller calls (hl_kdone_call()) once
- * the lock is dropped.
+/*
+ * Take a kernel locker's asynchronous call out of the slot, its operation
+ * over (granted, failed or withdrawn), and collect the slot.  Context:
+ * f->lock held.  Return: the completion, which the caller calls
+ * (hl_kdone_call()) once the lock is dropped.
  */
-hlock_done_fn hl_kdone_take(struct hl_file *f, struct hl_grants *g,
-			    void **data)
+static hlock_done_fn hl_kdone_take(struct hl_file *f, struct hl_grants *g,
+				   void **data)
 {
 	hlock_done_fn done = f->kdone;
 
@@ -406,21 +400,54 @@ hlock_done_fn hl_kdone_take(struct hl_file *f, struct hl_grants *g,
 	return done;
 }
 
-/**
- * hl_kdone_call() - Call a completion hl_kdone_take() took.
- * @f: The locker.
- * @done: The completion.
- * @data: Its pointer.
- * @res: The result of the call.
- *
- * Context: process context, no hlock lock held.
- */
-void hl_kdone_call(struct hl_file *f, hlock_done_fn done, void *data,
-		   int res)
+/* Call a completion hl_kdone_take() took.  No hlock lock held. */
+static void hl_kdone_call(struct hl_file *f, hlock_done_fn done, void *data,
+			  int res)
 {
 	done(container_of(f, struct hlock_locker, f), res, data);
 	if (atomic_dec_and_test(&f->kcalls))
 		wake_up_var(&f->kcalls);
+}
+
+/*
+ * Who learns of the end of an operation no thread waits for: a lock
+ * through io_uring (its command) or a kernel locker's asynchronous call
+ * (its completion); neither for the other operations.
+ */
+struct hl_slot_end {
+	struct io_uring_cmd *cmd;
+	hlock_done_fn done;
+	void *data;
+};
+
+/*
+ * Take the slot's operation, over, out for whoever learns of its end, and
+ * collect the slot.  Context: f->lock held.  Return: false when nobody
+ * but a thread waits for it: the slot is then left to the caller.
+ */
+static bool hl_slot_end_take(struct hl_file *f, struct hl_grants *g,
+			     struct hl_slot_end *e)
+{
+	lockdep_assert_held(&f->lock);
+	e->cmd = NULL;
+	e->done = NULL;
+	if (f->ring.cmd)
+		e->cmd = hl_ring_take(f, g);
+	else if (f->kdone)
+		e->done = hl_kdone_take(f, g, &e->data);
+	else
+		return false;
+	return true;
+}
+
+/* Tell whoever hl_slot_end_take() found the result.  No hlock lock held. */
+static void hl_slot_end_post(struct hl_file *f, const struct hl_slot_end *e,
+			     int res)
+{
+	if (e->cmd)
+		hl_ring_post(e->cmd, res);
+	else if (e->done)
+		hl_kdone_call(f, e->done, e->data, res);
 }
 
 /**
@@ -437,9 +464,7 @@ void hl_grants_continue(struct hl_grants *g)
 							struct hl_locker,
 							grant_node);
 		struct hl_file *f = hl_file_of(lk);
-		struct io_uring_cmd *cmd = NULL;
-		hlock_done_fn done = NULL;
-		void *data;
+		struct hl_slot_end e = { };
 		int ret;
 
 		list_del_init(&lk->grant_node);
@@ -458,15 +483,10 @@ void hl_grants_continue(struct hl_grants *g)
 		 * A lock through io_uring, or a kernel locker's asynchronous
 		 * one, is collected as soon as it ends.
 		 */
-		if (f->ring.cmd && ret != -EINPROGRESS)
-			cmd = hl_ring_take(f, g);
-		else if (f->kdone && ret != -EINPROGRESS)
-			done = hl_kdone_take(f, g, &data);
+		if (ret != -EINPROGRESS)
+			hl_slot_end_take(f, g, &e);
 		hl_file_unlock(f);
-		if (cmd)
-			hl_ring_post(cmd, ret);
-		if (done)
-			hl_kdone_call(f, done, data, ret);
+		hl_slot_end_post(f, &e, ret);
 		hl_file_put(f);
 	}
 }
@@ -968,11 +988,9 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 {
 	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
-	struct io_uring_cmd *cmd = NULL;
-	hlock_done_fn done = NULL;
+	struct hl_slot_end e = { };
 	const struct hl_path *p;
 	struct hl_grants g;
-	void *data = NULL;
 	struct hl_head *h;
 	int ret, on;
 
@@ -1003,11 +1021,7 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 			goto out_unlock;
 		}
 		hl_op_cancel_counted(f, HLOCK_CANCEL_UNLOCK, &g);
-		if (f->ring.cmd)
-			cmd = hl_ring_take(f, &g);
-		else if (f->kdone)
-			done = hl_kdone_take(f, &g, &data);
-		else
+		if (!hl_slot_end_take(f, &g, &e))
 			hl_op_clear(f, &g);
 		rcu_read_lock();
 		h = hl_path_find(f->root, p, buf);
@@ -1045,10 +1059,7 @@ out_unlock:
 	hl_file_ticket_put(f, &g);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
-	if (cmd)
-		hl_ring_post(cmd, -ECANCELED);
-	if (done)
-		hl_kdone_call(f, done, data, -ECANCELED);
+	hl_slot_end_post(f, &e, -ECANCELED);
 	return ret;
 }
 
@@ -1184,9 +1195,8 @@ void hl_file_release_all(struct hl_file *f, struct hl_grants *g)
 void hl_file_release(struct hl_file *f)
 {
 	struct hl_locker *lk = &f->lk;
-	hlock_done_fn done = NULL;
+	struct hl_slot_end e = { };
 	struct hl_grants g;
-	void *data = NULL;
 
 	hl_grants_init(&g);
 	/* A lock in flight through io_uring keeps the file open. */
@@ -1198,16 +1208,13 @@ void hl_file_release(struct hl_file *f)
 	if (lk->op.state == HL_OP_WAITING || f->tk.pending ||
 	    (lk->op.state != HL_OP_IDLE && f->async))
 		hl_op_cancel_counted(f, HLOCK_CANCEL_CLOSE, &g);
-	if (f->kdone)
-		done = hl_kdone_take(f, &g, &data);
-	else if (lk->op.state != HL_OP_IDLE)
+	if (!hl_slot_end_take(f, &g, &e) && lk->op.state != HL_OP_IDLE)
 		hl_op_clear(f, &g);
 	hl_file_release_all(f, &g);
 	hl_locker_drop_spares(lk);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
-	if (done)
-		hl_kdone_call(f, done, data, -ECANCELED);
+	hl_slot_end_post(f, &e, -ECANCELED);
 	hl_lease_close(f);
 	hl_file_put(f);
 }
