@@ -36,6 +36,10 @@ LIB_CFLAGS := $(CFLAGS) $(WFLAGS) -fPIC -fvisibility=default -Ilib -Iuapi
 LIB_SRCS := lib/hlock.c
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIB_SOVER := 1
+# hlock's version, written once: lib/VERSION (the tools' --version, the
+# library's file name, libhlock.pc and the man pages).
+HLOCK_VERSION := $(shell cat $(TOP)/lib/VERSION)
+TOOL_DEFS := -DHLOCK_VERSION='"$(HLOCK_VERSION)"'
 
 .PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools \
 	tools-shared install bench ko-debug debug-kernel torture
@@ -103,9 +107,9 @@ $(BUILD)/tools/lshlock: TOOL_CFLAGS := $(shell pkg-config --cflags smartcols)
 $(BUILD)/tools/lshlock: TOOL_LIBS := $(shell pkg-config --libs smartcols)
 
 $(BUILD)/tools/%: tools/%.c tools/cli_common.h $(LIB_SRCS) lib/hlock.h \
-		uapi/linux/hlock.h
+		uapi/linux/hlock.h lib/VERSION
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WFLAGS) $(TOOL_LDFLAGS) $(TOOL_CFLAGS) -Ilib -Iuapi \
+	$(CC) $(TOOL_DEFS) $(CFLAGS) $(WFLAGS) $(TOOL_LDFLAGS) $(TOOL_CFLAGS) -Ilib -Iuapi \
 		-o $@ $< $(LIB_SRCS) $(TOOL_LIBS)
 
 # The tools as `make install` installs them: linked with lib/libhlock.so,
@@ -122,9 +126,9 @@ $(BUILD)/tools-shared/lshlock: TOOL_CFLAGS := $(shell pkg-config --cflags smartc
 $(BUILD)/tools-shared/lshlock: TOOL_LIBS := $(shell pkg-config --libs smartcols)
 
 $(BUILD)/tools-shared/%: tools/%.c tools/cli_common.h lib/hlock.h \
-		uapi/linux/hlock.h lib/libhlock.so
+		uapi/linux/hlock.h lib/libhlock.so lib/VERSION
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WFLAGS) $(TOOL_CFLAGS) -Ilib -Iuapi \
+	$(CC) $(TOOL_DEFS) $(CFLAGS) $(WFLAGS) $(TOOL_CFLAGS) -Ilib -Iuapi \
 		-o $@ $< lib/libhlock.so $(TOOL_LIBS)
 
 selftests: deps lib tools

@@ -24,6 +24,15 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
 
+/* hlock's version (lib/VERSION), which the Makefile passes. */
+#ifndef HLOCK_VERSION
+#error "HLOCK_VERSION is lib/VERSION: build the tools with the Makefile"
+#endif
+
+/* What --version prints, as util-linux's "flock from util-linux 2.38.1". */
+#define CLI_VERSION_LINE(prog) \
+	prog " from hlock " HLOCK_VERSION " (ABI %d)\n", HLOCK_ABI_VERSION
+
 /* How the root resource "" is shown to humans. */
 #define CLI_ROOT_NAME	"(global)"
 

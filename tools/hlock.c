@@ -446,7 +446,7 @@ static void parse_options(int argc, char **argv, struct opts *o)
 		case 'h':
 			help();
 		case 'V':
-			printf(PROG " for hlock ABI %d\n", HLOCK_ABI_VERSION);
+			printf(CLI_VERSION_LINE(PROG));
 			exit(0);
 		default:
 			/* A long option only: bad_option() knows short ones. */

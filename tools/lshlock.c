@@ -817,7 +817,7 @@ int main(int argc, char **argv)
 		case 'h':
 			help();
 		case 'V':
-			printf(PROG " for hlock ABI %d\n", HLOCK_ABI_VERSION);
+			printf(CLI_VERSION_LINE(PROG));
 			return 0;
 		default:
 			try_help();
