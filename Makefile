@@ -23,6 +23,12 @@
 #   make tools-shared the tools make install installs, linked with
 #                     lib/libhlock.so, in build/tools-shared/
 #   make install      everything under DESTDIR/PREFIX
+#   make deb          the Debian packages hlock-dkms, libhlock1,
+#                     libhlock-dev and hlock-tools, in build/deb/, checked
+#                     by lintian; see scripts/deb (scripts/vm-deb tests them)
+#   make dkms-install the module through the system's DKMS, for KREL (a
+#                     list; default the running kernel), as root; see
+#                     scripts/dkms
 
 KDIR	?= /lib/modules/$(shell uname -r)/build
 TOP	:= $(CURDIR)
@@ -42,7 +48,7 @@ HLOCK_VERSION := $(shell cat $(TOP)/lib/VERSION)
 TOOL_DEFS := -DHLOCK_VERSION='"$(HLOCK_VERSION)"'
 
 .PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools \
-	tools-shared install bench ko-debug debug-kernel torture
+	tools-shared install bench ko-debug debug-kernel torture deb dkms-install
 
 all: module lib
 
@@ -53,15 +59,16 @@ lib: lib/libhlock.a lib/libhlock.so
 
 $(BUILD)/lib/%.o: lib/%.c lib/hlock.h uapi/linux/hlock.h
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 lib/libhlock.a: $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
 lib/libhlock.so: $(LIB_OBJS) lib/libhlock.map
-	$(CC) -shared -Wl,-soname,libhlock.so.$(LIB_SOVER) -Wl,-z,defs \
-		-Wl,--version-script=lib/libhlock.map -o $@ $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libhlock.so.$(LIB_SOVER) \
+		-Wl,-z,defs -Wl,--version-script=lib/libhlock.map \
+		-o $@ $(LIB_OBJS)
 
 # Build the module for one Debian kernel (KREL, a /lib/modules name) in a
 # private copy of the sources, so 6.1 and 6.12 objects never mix.  KO_KDIR
@@ -128,8 +135,8 @@ $(BUILD)/tools-shared/lshlock: TOOL_LIBS := $(shell pkg-config --libs smartcols)
 $(BUILD)/tools-shared/%: tools/%.c tools/cli_common.h lib/hlock.h \
 		uapi/linux/hlock.h lib/libhlock.so lib/VERSION
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_DEFS) $(CFLAGS) $(WFLAGS) $(TOOL_CFLAGS) -Ilib -Iuapi \
-		-o $@ $< lib/libhlock.so $(TOOL_LIBS)
+	$(CC) $(TOOL_DEFS) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) $(TOOL_CFLAGS) -Ilib -Iuapi \
+		$(LDFLAGS) -o $@ $< lib/libhlock.so $(TOOL_LIBS)
 
 selftests: deps lib tools
 	$(MAKE) -C selftests OUTPUT=$(BUILD)/selftests TOP=$(TOP)
@@ -162,6 +169,16 @@ torture: deps
 PREFIX	?= /usr/local
 install: lib tools-shared
 	DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" KDIR="$(KDIR)" scripts/install
+
+# Packages of the Debian layout (scripts/debian/), built from a copy of
+# the tree: see scripts/deb.
+deb: deps
+	scripts/deb
+
+# Stage the module's sources in /usr/src/hlock-VERSION and dkms add, build
+# and install them, as the hlock-dkms package does.
+dkms-install:
+	scripts/dkms $(or $(KREL),$(shell uname -r))
 
 clean:
 	rm -rf $(BUILD) lib/libhlock.a lib/libhlock.so
