@@ -19,8 +19,12 @@
 # poll loops, never fixed sleeps; no timing is asserted.
 
 cd "$(dirname "$0")" || exit 1
-H=./hlock
-L=./lshlock
+# HLOCK_CLI_BIN: the directory of hlock, lshlock and hlock-uring-demo, when
+# not this script's (/usr/bin for the packaged tools, scripts/vm-deb).
+B=${HLOCK_CLI_BIN:-.}
+H=$B/hlock
+L=$B/lshlock
+U=$B/hlock-uring-demo
 J=./json_check
 TMP=${TMPDIR:-/tmp}/hlock_cli.$$
 mkdir -p "$TMP" || exit 1
@@ -911,8 +915,8 @@ t_ls_noinaccessible() {
 # The io_uring example server: 200 clients through one ring, every check
 # of its own passed (exit 0), and nothing left locked after it.
 t_uring_demo() {
-	[ -x ./hlock-uring-demo ] || bad "no ./hlock-uring-demo" || return 1
-	./hlock-uring-demo -n 200 -t 10 >"$OUT" 2>"$ERR"
+	[ -x $U ] || bad "no $U" || return 1
+	$U -n 200 -t 10 >"$OUT" 2>"$ERR"
 	expect_rc 0 $? "hlock-uring-demo -n 200 -t 10" || return 1
 	out=$($L -n 2>"$ERR")
 	expect_rc 0 $? "lshlock -n" || return 1
