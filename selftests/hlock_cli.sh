@@ -969,9 +969,11 @@ t_ls_vs_lslocks() {
 	else
 		diag "file locks held: lslocks -J with none not compared"
 	fi
-	# flock -o: the flock process itself holds the lock, and releases
-	# it when the test's cleanup kills it.
-	bg ./flock -o "$FF" sleep 60
+	# flock -o: the flock process itself holds the lock, until the
+	# test's cleanup kills it; its command then ends too.
+	# shellcheck disable=SC2016 # for that shell
+	bg ./flock -o "$FF" sh -c 'while kill -0 $PPID; do sleep 0.1; done' \
+		2>/dev/null
 	fpid=$BGPID
 	# shellcheck disable=SC2016 # for that shell
 	poll sh -c '"$1" -r -n -o pid -p "$2" | grep -qx "$2"' sh $LSL $fpid ||
@@ -982,7 +984,7 @@ t_ls_vs_lslocks() {
 	poll sh -c '"$1" -r -n -o pid,blocker -p "$2" | grep -qx "$2 $3"' \
 		sh $LSL $fwait $fpid || bad "lslocks never lists the waiter" ||
 		return 1
-	bg $H -s cli53/l sleep 60
+	bg $H -s cli53/l sleep 100000
 	hpid=$BGPID
 	poll has $hpid cli53/l granted || bad "hlock never granted" ||
 		return 1
