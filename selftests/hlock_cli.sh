@@ -6,13 +6,17 @@
 #
 #   gcc -O2 -static -o build/selftests/json_check selftests/json_check.c
 #   scripts/vm-run --extra build/tools/hlock --extra build/tools/lshlock \
-#	--extra build/selftests/json_check selftests/hlock_cli.sh
+#	--extra build/selftests/json_check --extra /usr/bin/flock \
+#	--extra /usr/bin/lslocks selftests/hlock_cli.sh
 #
 # hlock, lshlock and json_check (static) are taken from the directory of
-# this script, and util-linux's flock, if it is there (--extra
-# /usr/bin/flock), for the test comparing hlock with it (skipped without).  Prints kselftest-style TAP and a "# Totals:" line; exits 0
-# if every test passed, else 1; without /dev/hlock or one of the three
-# programs, skips every test and exits 4 (KSFT_SKIP).
+# this script, and util-linux's flock and lslocks, if they are there
+# (--extra /usr/bin/flock, --extra /usr/bin/lslocks), for the tests
+# comparing hlock with flock(1) (skipped without flock) and lshlock with
+# lslocks(8) (skipped without both).  Prints kselftest-style TAP and a
+# "# Totals:" line; exits 0 if every test passed, else 1; without
+# /dev/hlock or one of the three programs, skips every test and exits 4
+# (KSFT_SKIP).
 #
 # Every test uses resource names of its own (cli<N>/...), starts what it
 # needs in the background and kills and reaps it afterwards.  Waits are
@@ -910,6 +914,175 @@ t_ls_noinaccessible() {
 		bad "-i leaves out what we can see"
 }
 
+# --- lshlock: lslocks(8)'s options and JSON --------------------------------
+NTESTS=$((NTESTS + 1))
+
+# ls_rc PROG ARGS: the exit status of PROG ARGS, in which $P stands for the
+# pid of the holder of PROG's world ($fpid for lslocks, $hpid for lshlock).
+ls_rc() {
+	# shellcheck disable=SC2034 # the eval uses P
+	if [ "$1" = "$LSL" ]; then P=$fpid; else P=$hpid; fi
+	eval "$1 $2" </dev/null >/dev/null 2>>"${LSERR:-$ERR}"
+}
+
+# same_ls WHAT ARGS: lslocks and lshlock exit alike with ARGS.
+same_ls() {
+	ls_rc "$LSL" "$2"
+	a=$?
+	ls_rc "$L" "$2"
+	b=$?
+	[ "$a" = "$b" ] || bad "$1: lslocks exits $a, lshlock $b"
+}
+
+# differ_ls WHAT ARGS A B: a difference on purpose, listed in lshlock(8)
+# (DIFFERENCES FROM LSLOCKS): lslocks exits A, lshlock B.
+differ_ls() {
+	LSERR=/dev/null
+	ls_rc "$LSL" "$2"
+	a=$?
+	ls_rc "$L" "$2"
+	b=$?
+	LSERR=
+	[ "$a $b" = "$3 $4" ] ||
+		bad "$1: lslocks exits $a, lshlock $b, where lshlock(8) says $3 and $4"
+}
+
+# jtypes PROG COLS ARGS: the types of the members of PROG -J -o COLS ARGS
+# (json_check --types), "NAME TYPE" each once, sorted, joined by commas;
+# fails unless PROG exits 0 and its JSON is an object whose "locks" is an
+# array of objects with exactly the members COLS.
+jtypes() {
+	eval "$1 -J -o $2 $3" >"$OUT" 2>>"$ERR" || bad "$1 -J $2 $3 failed" ||
+		return 1
+	$J --types --lock-keys "$2" --exact <"$OUT" >"$TMP/types" 2>>"$ERR" ||
+		bad "$1 -J $2 $3: JSON rejected" || return 1
+	sort -u "$TMP/types" | tr '\n' , | sed 's/,$//'
+}
+
+# The same scenarios through util-linux's lslocks(8) (2.38) on flock(1)'s
+# lock of a file and through lshlock on hlock's lock of a path, each with
+# a holder and a waiter.
+t_ls_vs_lslocks() {
+	LSL=./lslocks
+	FF=$TMP/lslocks53
+	: >"$FF"
+	# With no file lock at all, lslocks prints nothing, even with -J;
+	# lshlock prints its empty "locks" array whatever is listed.
+	if [ -z "$(cat /proc/locks)" ]; then
+		[ -z "$($LSL -J)" ] || bad "lslocks -J printed JSON" || return 1
+	else
+		diag "file locks held: lslocks -J with none not compared"
+	fi
+	# flock -o: the flock process itself holds the lock, until the
+	# test's cleanup kills it; its command then ends too.
+	# shellcheck disable=SC2016 # for that shell
+	bg ./flock -o "$FF" sh -c 'while kill -0 $PPID; do sleep 0.1; done' \
+		2>/dev/null
+	fpid=$BGPID
+	# shellcheck disable=SC2016 # for that shell
+	poll sh -c '"$1" -r -n -o pid -p "$2" | grep -qx "$2"' sh $LSL $fpid ||
+		bad "lslocks never lists the flock holder" || return 1
+	bg ./flock "$FF" true
+	fwait=$BGPID
+	# shellcheck disable=SC2016
+	poll sh -c '"$1" -r -n -o pid,blocker -p "$2" | grep -qx "$2 $3"' \
+		sh $LSL $fwait $fpid || bad "lslocks never lists the waiter" ||
+		return 1
+	bg $H -s cli53/l sleep 100000
+	hpid=$BGPID
+	poll has $hpid cli53/l granted || bad "hlock never granted" ||
+		return 1
+	bg $H cli53/l true
+	hwait=$BGPID
+	poll has $hwait cli53/l waiting || bad "hlock never waiting" ||
+		return 1
+
+	# Options accepted, refused, and their exit statuses.
+	# shellcheck disable=SC2016 # ls_rc evaluates $P
+	for o in "" -J --json -r --raw -n --noheadings -u --notruncate \
+		 -i --noinaccessible "-o command,pid" "-o COMMAND,PID" \
+		 "-o +pid" "--output=pid,mode" --output-all '-p $P' \
+		 '--pid=$P' "-p 2147483647" "-p abc" "-p ''" "-J -r" \
+		 "-r -J" --bogus -Q "-o nosuch" "-o ''" "-o" "-p" \
+		 -h --help -V --version; do
+		same_ls "'$o'" "$o" || return 1
+	done
+	for f in "$LSL" "$L"; do
+		$f -J -r 2>&1 >/dev/null | sed 's/^[a-z]*: //'
+	done | sort | uniq -c | grep -q '^ *2 mutually exclusive arguments: --json --raw$' ||
+		bad "-J -r: not the same message" || return 1
+	$LSL --bogus 2>&1 | grep -q "Try 'lslocks --help'" &&
+		$L --bogus 2>&1 | grep -q "Try 'lshlock --help'" ||
+		bad "--bogus: no pointer to --help in both" || return 1
+	# The differences, on purpose: no SIZE to print in bytes; no pid 0
+	# (all, for lslocks) or -1 (OFD locks); operands refused, not
+	# ignored; lshlock's own -H and --stats.
+	differ_ls -b -b 0 1 && differ_ls --bytes --bytes 0 1 &&
+	differ_ls "-p 0" "-p 0" 0 1 && differ_ls "-p -1" "-p -1" 0 1 &&
+	differ_ls "an operand" "-n extra" 0 1 &&
+	differ_ls -H -H 1 0 && differ_ls --stats --stats 1 0 || return 1
+
+	# Table output: the shared columns' headers, and -p.
+	a=$($LSL -r -o command,pid,mode,blocker -p $fpid | head -n 1)
+	b=$($L -r -o command,pid,mode,blocker -p $hpid | head -n 1)
+	[ "$a" = "COMMAND PID MODE BLOCKER" ] && [ "$b" = "$a" ] ||
+		bad "headers '$a' and '$b'" || return 1
+	[ "$($LSL -r -n -o pid -p $fpid | sort -u)" = $fpid ] &&
+		[ "$($L -r -n -o pid -p $hpid | sort -u)" = $hpid ] ||
+		bad "-p lists other pids" || return 1
+	# Mode names differ: lslocks READ, WRITE and a * while waiting;
+	# lshlock the hierarchy's modes, and a STATE column.
+	[ "$($LSL -r -n -o mode -p $fpid)" = WRITE ] &&
+		[ "$($LSL -r -n -o mode -p $fwait)" = "WRITE*" ] &&
+		[ "$($L -r -n -o mode,state -p $hpid | grep '^S ')" = \
+		  "S granted" ] ||
+		bad "modes not as lshlock(8) says" || return 1
+
+	# JSON: {"locks": [{...}, ...]}, members named as the columns in
+	# lower case, the shared columns of the same types, except BLOCKER:
+	# lslocks's is one pid or null, lshlock's an array of pids.
+	cols=command,pid,mode,blocker
+	# shellcheck disable=SC2086 # split on purpose
+	for w in "$LSL $fpid null" "$LSL $fwait number" "$L $hpid array" \
+		 "$L $hwait array"; do
+		set -- $w
+		t=$(jtypes "$1" $cols "-p $2") || { echo "$t"; return 1; }
+		[ "$t" = "blocker $3,command string,mode string,pid number" ] ||
+			bad "$1 -J -o $cols -p $2: types $t" || return 1
+	done
+	# lslocks's PATH is lshlock's RESOURCE: a string (null for the root).
+	t=$(jtypes $LSL path "-p $fpid") && [ "$t" = "path string" ] &&
+		t=$(jtypes $L resource "-p $hpid") &&
+		[ "$t" = "resource null,resource string" ] ||
+		bad "PATH and RESOURCE: $t" || return 1
+	# A shared column alone: the same JSON, byte for byte, but for the
+	# pid and lshlock's three records (the intents on cli53 and the root).
+	a=$($LSL -J -o pid -p $fpid | tr '\n' ' ' | sed "s/  */ /g; s/$fpid/P/")
+	b=$($L -J -o pid -p $hpid | tr '\n' ' ' |
+	    sed "s/  */ /g; s/$hpid/P/g; s/{ \"pid\": P },//g")
+	[ "$a" = '{ "locks": [ { "pid": P } ] } ' ] && [ "$b" = "$a" ] ||
+		bad "-J -o pid: '$a' and '$b'" || return 1
+	# Nothing listed: the same output, in every format.
+	for o in -J "-J -o pid" "-J --output-all" -n "-n -r" -r ""; do
+		a=$(eval "$LSL $o -p 2147483647" | tr '\n' ' ')
+		b=$(eval "$L $o -p 2147483647" | tr '\n' ' ')
+		[ "$a" = "$b" ] ||
+			bad "'$o' with nothing listed: '$a' and '$b'" || return 1
+	done
+}
+
+# run, or skip when util-linux's lslocks and flock are not there (--extra
+# /usr/bin/lslocks --extra /usr/bin/flock).
+run_with_lslocks() {
+	if [ -x ./lslocks ] && [ -x ./flock ]; then
+		run "$@"
+	else
+		n=$((n + 1))
+		skip=$((skip + 1))
+		echo "ok $n $1 # SKIP no ./lslocks or ./flock"
+	fi
+}
+
 # --- hlock-uring-demo ------------------------------------------------------
 
 # The io_uring example server: 200 clients through one ring, every check
@@ -991,6 +1164,7 @@ run lshlock_empty t_ls_empty
 run lshlock_conflicts t_ls_conflicts
 run lshlock_columns_env t_ls_columns_env
 run lshlock_noinaccessible t_ls_noinaccessible
+run_with_lslocks ls_vs_lslocks t_ls_vs_lslocks
 run uring_demo t_uring_demo
 sed 's/^/# shell: /' "$TMP/sh.err"
 exec 2>&3 3>&-

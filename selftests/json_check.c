@@ -3,7 +3,7 @@
  * json_check: a strict JSON (RFC 8259) validator for hlock_cli.sh.
  *
  *	json_check [--top-keys K,...] [--lock-keys K,...] [--exact]
- *		   [--min-locks N] < FILE
+ *		   [--min-locks N] [--types] < FILE
  *
  * Exits 0 if stdin is exactly one JSON value, with whitespace around it
  * allowed, and the checks asked for hold; 1 (with a message) if not; 2 on
@@ -14,6 +14,10 @@
  *   --lock-keys K,...  its member "locks" is an array of objects, each
  *                      with these members (--exact: and no others)
  *   --min-locks N      that array has at least N elements
+ *   --types            print "NAME TYPE" for each member of each element of
+ *                      "locks", TYPE the JSON type of its value: string,
+ *                      number, boolean, null, array or object (so that
+ *                      two tools' records can be compared by shape)
  *
  * Member names are compared as written (no escape sequences decoded).
  */
@@ -34,7 +38,7 @@ struct keys {
 
 static const unsigned char *buf, *p, *end;
 static struct keys top_keys, lock_keys;
-static bool exact, want_locks;
+static bool exact, want_locks, types;
 static long min_locks = -1, nr_locks = -1;
 
 static void __attribute__((noreturn)) fail(const char *msg)
@@ -208,6 +212,29 @@ static void missing(const struct keys *k, unsigned long found,
 
 static void parse_value(int depth, enum role role);
 
+/* The JSON type of the value that starts at p (after blanks). */
+static const char *value_type(void)
+{
+	ws();
+	if (p >= end)
+		return "none";
+	switch (*p) {
+	case '{':
+		return "object";
+	case '[':
+		return "array";
+	case '"':
+		return "string";
+	case 't':
+	case 'f':
+		return "boolean";
+	case 'n':
+		return "null";
+	default:
+		return "number";
+	}
+}
+
 static void parse_object(int depth, enum role role)
 {
 	const struct keys *k = role == ROLE_TOP ? &top_keys :
@@ -239,6 +266,8 @@ static void parse_object(int depth, enum role role)
 			else if (role == ROLE_LOCK && exact)
 				fail("lock object has a member not asked for");
 			expect(':', "expected ':'");
+			if (types && role == ROLE_LOCK)
+				printf("%.*s %s\n", (int)len, s, value_type());
 			parse_value(depth + 1, role == ROLE_TOP && len == 5 &&
 				    !memcmp(s, "locks", 5) ? ROLE_LOCKS :
 				    ROLE_OTHER);
@@ -331,7 +360,7 @@ static void split(struct keys *k, char *list)
 
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: json_check [--top-keys K,...] [--lock-keys K,...] [--exact] [--min-locks N] < FILE\n");
+	fprintf(stderr, "usage: json_check [--top-keys K,...] [--lock-keys K,...] [--exact] [--min-locks N] [--types] < FILE\n");
 	exit(2);
 }
 
@@ -349,6 +378,9 @@ int main(int argc, char **argv)
 			want_locks = true;
 		} else if (!strcmp(argv[i], "--min-locks") && i + 1 < argc) {
 			min_locks = atol(argv[++i]);
+			want_locks = true;
+		} else if (!strcmp(argv[i], "--types")) {
+			types = true;
 			want_locks = true;
 		} else if (!strcmp(argv[i], "--exact")) {
 			exact = true;
