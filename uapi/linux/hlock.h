@@ -7,9 +7,10 @@
  * CLOCK_MONOTONIC.
  *
  * The semantics (modes, intents, queues, recursion, tickets, leases,
- * tokens) and every ioctl's errors are described in
- * Documentation/userspace-api/hlock.rst; the comments here are short.
- * scripts/doc-check keeps the names here and there in step.
+ * tokens, lock value blocks, blocking notifications) and every ioctl's
+ * errors are described in Documentation/userspace-api/hlock.rst; the
+ * comments here are short.  scripts/doc-check keeps the names here and
+ * there in step.
  */
 #ifndef _UAPI_LINUX_HLOCK_H
 #define _UAPI_LINUX_HLOCK_H
