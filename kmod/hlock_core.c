@@ -466,7 +466,10 @@ static void grant_pass(struct hl_head *h, struct hl_grants *g)
  * no more than the grants made, as a grant pass costs one step per
  * request it grants.  The waiter's own locker's request (the one it
  * converts: a locker has one request per resource) is marked but not
- * told; the conversion, granted or withdrawn, re-arms it.
+ * told; a granted conversion re-arms it.  Nothing here moves a request
+ * within its list: the deadlock search resumes its walks of these lists
+ * from a request it saw (hlock_deadlock.c), and one moved to the front
+ * behind its back would be missed.
  */
 static void notify_list(struct hlist_head *list, const struct hl_req *waiter)
 {
@@ -586,15 +589,6 @@ static void head_cancel(struct hl_head *h, struct hl_req *req,
 	} else {
 		conv_remove(h, req);
 		req->convert_flags = 0;
-		/*
-		 * Re-armed, as a granted conversion is: in front, unmarked
-		 * (notify_list() marked it untold while it converted).
-		 */
-		if (req->bast) {
-			hlist_del(&req->gnode);
-			req->bast = 0;
-			hlist_add_head(&req->gnode, &h->granted[req->mode]);
-		}
 	}
 	grant_pass(h, g);
 }

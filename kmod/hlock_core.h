@@ -203,8 +203,8 @@ struct hl_lease;
  * @convert_flags: HL_RF_* a pending conversion adds once granted.
  * @bast: Its locker was told that it blocks a waiter (hl_note_blocking())
  *	since it was granted in its mode: told once per grant, as DLM sends
- *	one blocking AST per grant.  A conversion (granted or withdrawn)
- *	or a downgrade re-arms it.
+ *	one blocking AST per grant.  A granted conversion or a downgrade
+ *	re-arms it.
  * @lease: In the kernel, the glue's lease on the request, or NULL; the
  *	core never looks at it.
  *
