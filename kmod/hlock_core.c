@@ -330,6 +330,7 @@ static void grant_add(struct hl_head *h, struct hl_req *req)
 {
 	req->state = HL_GRANTED;
 	req->part = NULL;
+	req->bast = 0;
 	hlist_add_head(&req->gnode, &h->granted[req->mode]);
 	count_add(h->granted_count, &h->granted_mask, req->mode, 1);
 	if (req->flags & HL_RF_COMPAT_FIRST)
@@ -356,6 +357,7 @@ static void convert_done(struct hl_head *h, struct hl_req *req,
 	hlist_add_head(&req->gnode, &h->granted[target]);
 	count_add(h->granted_count, &h->granted_mask, target, 1);
 	req->mode = target;
+	req->bast = 0;
 	req_set_flags(h, req, req->flags | req->convert_flags);
 	req->convert_flags = 0;
 }
@@ -448,6 +450,65 @@ static void grant_pass(struct hl_head *h, struct hl_grants *g)
 		/* Nothing is compatible with X. */
 		if (req->mode == HLOCK_X)
 			break;
+	}
+}
+
+/*
+ * Tell the lockers of the holders in @list, which hold a mode that
+ * conflicts with @waiter's, that they block it, each grant once.  Every
+ * list of granted requests keeps its marked (told) requests behind its
+ * unmarked ones: a request is marked here only after every one before it,
+ * and one that joins a list, or moves within the lists, goes to its front
+ * unmarked (grant_add(), convert_done(), req_lower(), part_to_head(),
+ * part_grant(), part_change()).  So the walk stops at the first marked
+ * request and visits each grant at most once, plus one step per list:
+ * however many holders there are, the walks of all waiters together cost
+ * no more than the grants made, as a grant pass costs one step per
+ * request it grants.  The waiter's own locker's request (the one it
+ * converts: a locker has one request per resource) is marked but not
+ * told; a granted conversion re-arms it.  Nothing here moves a request
+ * within its list: the deadlock search resumes its walks of these lists
+ * from a request it saw (hlock_deadlock.c), and one moved to the front
+ * behind its back would be missed.
+ */
+static void notify_list(struct hlist_head *list, const struct hl_req *waiter)
+{
+	struct hl_req *o;
+
+	hlist_for_each_entry(o, list, gnode) {
+		if (o->bast)
+			break;
+		o->bast = 1;
+		if (o->locker != waiter->locker)
+			hl_note_blocking(o);
+	}
+}
+
+/*
+ * @waiter starts waiting on @h for mode @m (its target, for a
+ * conversion): tell the holders of the modes that conflict with it.  The
+ * head is not partitioned (something waits); intents granted in the
+ * partitions are still on their lists, which change only under the head
+ * lock now: one visit per partition, as hl_head_granted() does.
+ * Context: head lock.
+ */
+static void notify_holders(struct hl_head *h, const struct hl_req *waiter,
+			   unsigned int m)
+{
+	struct hl_part *p = NULL;
+	unsigned int c;
+
+	for (c = HLOCK_IS; c < HLOCK_NR_MODES; c++)
+		if (hl_conflicts(m, hl_mode_bit(c)))
+			notify_list(&h->granted[c], waiter);
+	if (!h->has_parts || !hl_conflicts(m, B(IS) | B(IX)))
+		return;
+	while ((p = hl_part_next(h, p))) {
+		hl_part_lock(h, p);
+		for (c = HLOCK_IS; c <= HLOCK_IX; c++)
+			if (hl_conflicts(m, hl_mode_bit(c)))
+				notify_list(&p->granted[part_slot(c)], waiter);
+		hl_part_unlock(h, p);
 	}
 }
 
@@ -565,6 +626,7 @@ static bool part_grant(struct hl_head *h, struct hl_req *req)
 	}
 	req->state = HL_GRANTED;
 	req->part = p;
+	req->bast = 0;
 	hlist_add_head(&req->gnode, &p->granted[part_slot(req->mode)]);
 	p->count[part_slot(req->mode)]++;
 	hl_part_unlock(h, p);
@@ -584,6 +646,8 @@ static void part_to_head(struct hl_head *h, struct hl_req *req)
 	p->count[part_slot(req->mode)]--;
 	hl_part_unlock(h, p);
 	req->part = NULL;
+	/* Only unmarked requests go in front (see notify_holders()). */
+	req->bast = 0;
 	hlist_add_head(&req->gnode, &h->granted[req->mode]);
 }
 
@@ -608,6 +672,7 @@ static bool part_change(struct hl_head *h, struct hl_req *req,
 	hlist_del(&req->gnode);
 	p->count[part_slot(req->mode)]--;
 	if (m != HLOCK_NL) {
+		req->bast = 0;
 		hlist_add_head(&req->gnode, &p->granted[part_slot(m)]);
 		p->count[part_slot(m)]++;
 	}
@@ -629,6 +694,7 @@ static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 		      struct hl_grants *g)
 {
 	struct hl_head *h = req->head;
+	unsigned int old = req->mode;
 
 	/* Partitioned: nothing waits, nobody to grant. */
 	if (req->part && part_change(h, req, m, false))
@@ -645,11 +711,15 @@ static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 		count_sub(h->granted_count, &h->granted_mask, req->mode, 1);
 		hlist_del(&req->gnode);
 		if (m != HLOCK_NL) {
+			req->bast = 0;
 			hlist_add_head(&req->gnode, &h->granted[m]);
 			count_add(h->granted_count, &h->granted_mask, m, 1);
 			req->mode = m;
 		}
 	}
+	/* DLM's rule: a PW or EX holder that goes down writes the block. */
+	if (old == HLOCK_SIX || old == HLOCK_X)
+		hl_lvb_publish(req);
 	grant_pass(h, g);
 	hl_head_unlock(h);
 }
@@ -917,6 +987,7 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	req->convert = HLOCK_NL;
 	req->flags = op_flags(op, l);
 	req->convert_flags = 0;
+	req->bast = 0;
 	op->reqs[l] = req;
 	op->step[l] = HL_STEP_NEW;
 	if (part_grant(h, req))
@@ -938,8 +1009,10 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	else
 		repart(h);
 	granted = head_request(h, req, g);
-	if (!granted)
+	if (!granted) {
+		notify_holders(h, req, m);
 		hl_note_wait(lk, l, m, req);
+	}
 	hl_head_unlock(h);
 	return granted;
 }
@@ -965,8 +1038,10 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 	/* Queue position is moot: conversions go first. */
 	req->convert_flags = op_flags(op, l) & ~HL_RF_FRONT;
 	granted = head_convert(h, req, target, g);
-	if (!granted)
+	if (!granted) {
+		notify_holders(h, req, target);
 		hl_note_wait(lk, l, target, req);
+	}
 	hl_head_unlock(h);
 	return granted;
 }
@@ -1477,6 +1552,51 @@ bool hl_req_blocks(struct hl_req *req)
 	blocks = hl_conflicts(req->mode, h->wait_mask);
 	hl_head_unlock(h);
 	return blocks;
+}
+
+/**
+ * hl_req_blocking() - Whether a grant blocks a waiter now.
+ * @h: Its resource.
+ * @req: A granted or converting request on @h.
+ *
+ * As hl_req_blocks(), but for any granted request: a conversion of @req
+ * itself does not count, those of other requests do.  O(1).
+ *
+ * Context: head lock held.
+ * Return: true when a request of another waits on @h, or converts there,
+ * for a mode that conflicts with the mode @req holds.
+ */
+bool hl_req_blocking(const struct hl_head *h, const struct hl_req *req)
+{
+	unsigned int mask = h->wait_mask;
+
+	if (req->state == HL_WAITING)
+		return false;
+	if (req->state == HL_CONVERTING && h->wait_count[req->convert] == 1)
+		mask &= ~hl_mode_bit(req->convert);
+	return hl_conflicts(req->mode, mask);
+}
+
+/**
+ * hl_blocking() - Whether the locker's grant on @h blocks a waiter now.
+ * @lk: The locker.
+ * @h: The resource (only compared unless the locker holds it).
+ *
+ * Context: the locker lock held; takes the head lock.
+ * Return: 1 or 0 as hl_req_blocking(), -ENOENT when the locker holds
+ * nothing on @h.
+ */
+int hl_blocking(struct hl_locker *lk, struct hl_head *h)
+{
+	struct hl_req *req = hl_locker_find(lk, h);
+	bool blocking;
+
+	if (!req)
+		return -ENOENT;
+	hl_head_lock(h);
+	blocking = hl_req_blocking(h, req);
+	hl_head_unlock(h);
+	return blocking;
 }
 
 /**

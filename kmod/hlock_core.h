@@ -201,12 +201,16 @@ struct hl_lease;
  * @state: enum hl_req_state.
  * @flags: HL_RF_*.
  * @convert_flags: HL_RF_* a pending conversion adds once granted.
+ * @bast: Its locker was told that it blocks a waiter (hl_note_blocking())
+ *	since it was granted in its mode: told once per grant, as DLM sends
+ *	one blocking AST per grant.  A granted conversion or a downgrade
+ *	re-arms it.
  * @lease: In the kernel, the glue's lease on the request, or NULL; the
  *	core never looks at it.
  *
- * @node, @conv_node, @part, @seq, @mode, @convert, @state, @flags and
- * @convert_flags are protected by the head lock (and @node in a partition
- * by its lock).  The locker reads @mode and @state without the head lock
+ * @node, @conv_node, @part, @seq, @mode, @convert, @state, @flags,
+ * @convert_flags and @bast are protected by the head lock (and @node and
+ * @bast in a partition by its lock).  The locker reads @mode and @state without the head lock
  * only while no conversion of the request is pending: nobody else changes
  * them then.  The other fields are protected by the locker lock.
  */
@@ -234,6 +238,7 @@ struct hl_req {
 	unsigned char state;
 	unsigned char flags;
 	unsigned char convert_flags;
+	unsigned char bast;
 #ifdef __KERNEL__
 	struct hl_lease *lease;
 #endif
@@ -463,6 +468,8 @@ void hl_locker_add_spare(struct hl_locker *lk, struct hl_req *req);
 bool hl_locker_release_some(struct hl_locker *lk, struct hl_grants *g,
 			    unsigned int budget);
 bool hl_req_blocks(struct hl_req *req);
+bool hl_req_blocking(const struct hl_head *h, const struct hl_req *req);
+int hl_blocking(struct hl_locker *lk, struct hl_head *h);
 void hl_locker_drop_spares(struct hl_locker *lk);
 
 int hl_op_claim(struct hl_locker *lk, unsigned int nr, unsigned int mode,
@@ -637,6 +644,21 @@ void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
 void hl_note_convert(struct hl_req *req, unsigned int target);
 /* @req is released. */
 void hl_note_release(struct hl_req *req);
+/*
+ * A request started to wait on a conflict with @holder, a granted request
+ * of another locker whose locker was not told since @holder was granted
+ * in its mode: tell it (DLM's blocking AST).  Called once per grant.
+ * Context: the head lock of @holder's resource held, and the lock of its
+ * partition if it is in one; must not sleep.
+ */
+void hl_note_blocking(struct hl_req *holder);
+/*
+ * @req, which held SIX or X, was just lowered or released, before the
+ * grant pass that follows: the lock value block its holder set, if any,
+ * is published now, so that every request the pass grants sees it.
+ * Context: the head lock of @req's resource held; must not sleep.
+ */
+void hl_lvb_publish(struct hl_req *req);
 /*
  * The waiting level closes a cycle of waits: it is withdrawn next and
  * fails with EDEADLK (unless granted at that very moment).  Context: the

@@ -14,6 +14,7 @@
  *   hlock_yield.c   yield: release everything, let waiters in, re-acquire
  *   hlock_ticket.c  read and write ticket pools
  *   hlock_lease.c   leases, their renewal and their takeover
+ *   hlock_lvb.c     lock value blocks and blocking notifications
  *   hlock_main.c    the device, its ioctls, module parameters, init
  *
  * Lock order: hl_file.lock (a mutex, one per locker), then a head lock
@@ -41,6 +42,10 @@
 #include "hlock_core.h"
 #include "include/hlock_kernel.h"
 
+/* Bits of hl_file.events: HLOCK_EVENT_BLOCKING pending, and asked for. */
+#define HL_EVENT_BLOCKING_BIT	0
+#define HL_EVENT_WANT_BIT	1
+
 /* Blockers the slow-wait log names. */
 #define HL_SLOW_PIDS	4
 /* hl_file.wait_level before the operation waited. */
@@ -57,6 +62,8 @@
  *	mode (struct hl_lease.exp[] of this level), under the head lock: a
  *	request that starts to wait here on a conflict with one of them
  *	has it taken over (hlock_lease.c).
+ * @lvb: Its lock value block (hlock_lvb.c), NULL until one is set; under
+ *	the head lock.
  * @len: Length of @name.
  * @name: The last component of the path, not NUL-terminated.
  *
@@ -71,6 +78,7 @@ struct hl_res {
 	atomic_t children;
 	struct rcu_head rcu;
 	struct hlist_head leases[HLOCK_NR_MODES];
+	struct hl_lvb *lvb;
 	unsigned int len;
 	char name[];
 };
@@ -304,6 +312,9 @@ struct hl_leases {
  * @kdata: The pointer to call it with.
  * @kcalls: Completions taken out of the slot and not yet called: a kernel
  *	locker is destroyed only once none is left.
+ * @events: HL_EVENT_*_BIT, atomic: BLOCKING set under a head lock by
+ *	hl_note_blocking() while WANT is, cleared by HLOCK_IOC_EVENTS; read
+ *	by poll.
  */
 struct hl_file {
 	struct hl_locker lk;
@@ -341,6 +352,7 @@ struct hl_file {
 	hlock_done_fn kdone;
 	void *kdata;
 	atomic_t kcalls;
+	unsigned long events;
 };
 
 /*
@@ -465,6 +477,12 @@ void hl_lease_wait(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
 int hl_do_renew(struct hl_file *f);
 void hl_lease_close(struct hl_file *f);
 void hl_lease_fill(const struct hl_req *req, struct hlock_record_ext *ext);
+
+/* hlock_lvb.c */
+void hl_lvb_free(struct hl_res *r);
+long hl_ioctl_lvb(struct hl_file *f, size_t usize, void __user *uarg);
+unsigned int hl_file_events(struct hl_file *f);
+long hl_ioctl_events(struct hl_file *f, size_t usize, void __user *uarg);
 
 /* A mode a lock call may ask for. */
 static inline bool hl_mode_valid(unsigned int mode)

@@ -973,7 +973,8 @@ static struct hl_head *hl_file_find(struct hl_file *f, const struct hl_path *p,
 }
 
 /**
- * hl_do_path() - HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE, HLOCK_IOC_HELD.
+ * hl_do_path() - HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE, HLOCK_IOC_HELD,
+ *	HLOCK_IOC_BLOCKING.
  * @f: The locker.
  * @op: The command.
  * @buf: The path.
@@ -1002,7 +1003,7 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		goto out_unlock;
 	}
 	/* A yield owns the locker until everything is back. */
-	if (f->yielding && op != HLOCK_IOC_HELD) {
+	if (f->yielding && op != HLOCK_IOC_HELD && op != HLOCK_IOC_BLOCKING) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
@@ -1011,8 +1012,8 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		ret = -ESTALE;
 		goto out_unlock;
 	}
-	on = op == HLOCK_IOC_HELD || lk->op.state == HL_OP_IDLE ? 0 :
-	     hl_on_path(f, p, buf);
+	on = op == HLOCK_IOC_HELD || op == HLOCK_IOC_BLOCKING ||
+	     lk->op.state == HL_OP_IDLE ? 0 : hl_on_path(f, p, buf);
 	if (on) {
 		/* Unlocking the target cancels the queued request. */
 		if (op != HLOCK_IOC_UNLOCK || !(f->async || f->ring.cmd) ||
@@ -1042,6 +1043,8 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 	h = hl_file_find(f, p, buf);
 	if (op == HLOCK_IOC_HELD)
 		ret = h ? hl_held(lk, h) : HLOCK_NL;
+	else if (op == HLOCK_IOC_BLOCKING)
+		ret = h ? hl_blocking(lk, h) : -ENOENT;
 	else if (!h)
 		ret = -ENOENT;
 	else if (op == HLOCK_IOC_UNLOCK)

@@ -322,7 +322,8 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 	info.flags = HLOCK_F_ALL;
 	info.grant_policy = hl_grant_policy();
 	info.features = HLOCK_FEAT_URING | HLOCK_FEAT_TICKETS | HLOCK_FEAT_YIELD |
-			HLOCK_FEAT_LEASE | HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE;
+			HLOCK_FEAT_LEASE | HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE |
+			HLOCK_FEAT_LVB | HLOCK_FEAT_BLOCKING;
 	if (copy_to_user(uarg, &info, n))
 		return -EFAULT;
 	if (usize > n && clear_user(uarg + n, usize - n))
@@ -356,6 +357,9 @@ static const struct {
 	HL_CMD(HLOCK_IOC_TOKEN, struct hlock_token_args),
 	HL_CMD(HLOCK_IOC_DESCRIBE, struct hlock_describe_args),
 	HL_CMD(HLOCK_IOC_YIELD, struct hlock_yield_args),
+	HL_CMD(HLOCK_IOC_LVB, struct hlock_lvb_args),
+	HL_CMD(HLOCK_IOC_EVENTS, struct hlock_events_args),
+	HL_CMD(HLOCK_IOC_BLOCKING, struct hlock_lock_args),
 	[_IOC_NR(HLOCK_IOC_RENEW)] = { HLOCK_IOC_RENEW, 0 },
 };
 
@@ -379,6 +383,7 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case _IOC_NR(HLOCK_IOC_UNLOCK):
 	case _IOC_NR(HLOCK_IOC_DOWNGRADE):
 	case _IOC_NR(HLOCK_IOC_HELD):
+	case _IOC_NR(HLOCK_IOC_BLOCKING):
 		return hl_ioctl_path(f, want, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_WAIT):
 	case _IOC_NR(HLOCK_IOC_YIELD):
@@ -393,6 +398,10 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return hl_ioctl_token(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_DESCRIBE):
 		return hl_ioctl_describe(f, usize, uarg);
+	case _IOC_NR(HLOCK_IOC_LVB):
+		return hl_ioctl_lvb(f, usize, uarg);
+	case _IOC_NR(HLOCK_IOC_EVENTS):
+		return hl_ioctl_events(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_RENEW):
 		return arg ? -EINVAL : hl_do_renew(f);
 	}
@@ -404,9 +413,12 @@ static __poll_t hl_poll(struct file *file, struct poll_table_struct *wait)
 	struct hl_file *f = file->private_data;
 
 	poll_wait(file, &f->wq, wait);
-	/* POLLPRI: a lease was taken over and its path not unlocked yet. */
+	/*
+	 * POLLPRI: a lease was taken over and its path not unlocked yet, or
+	 * a grant blocks a waiter; HLOCK_IOC_EVENTS tells which.
+	 */
 	return (hl_file_polled(f) ? EPOLLIN | EPOLLRDNORM : 0) |
-	       (READ_ONCE(f->leases.nr_stale) ? EPOLLPRI : 0);
+	       (hl_file_events(f) ? EPOLLPRI : 0);
 }
 
 static int hl_open(struct inode *inode, struct file *file)
@@ -463,6 +475,8 @@ static int __init hl_init(void)
 	BUILD_BUG_ON(sizeof(struct hlock_record_ext) != 88);
 	BUILD_BUG_ON(sizeof(struct hlock_token_args) != 40);
 	BUILD_BUG_ON(sizeof(struct hlock_describe_args) != 32);
+	BUILD_BUG_ON(sizeof(struct hlock_lvb_args) != 48);
+	BUILD_BUG_ON(sizeof(struct hlock_events_args) != 32);
 	BUILD_BUG_ON(HLOCK_PATH_MAX != 2047);
 	/* struct hl_path keeps offsets in a u16. */
 	BUILD_BUG_ON(HLOCK_PATH_MAX > U16_MAX);

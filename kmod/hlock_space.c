@@ -149,6 +149,7 @@ static void hl_res_give_parts(struct hl_res *r)
 static void hl_res_free(struct hl_res *r)
 {
 	free_percpu(r->head.parts);
+	hl_lvb_free(r);
 	kfree(r);
 }
 
@@ -172,6 +173,7 @@ static struct hl_res *hl_res_alloc(struct hl_head *parent,
 	atomic_set(&r->children, 0);
 	for (i = 0; i < HLOCK_NR_MODES; i++)
 		INIT_HLIST_HEAD(&r->leases[i]);
+	r->lvb = NULL;
 	r->len = k->len;
 	memcpy(r->name, k->name, k->len);
 	return r;

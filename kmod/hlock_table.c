@@ -148,6 +148,7 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 	struct hl_blockers b = { .max = HLOCK_MAX_BLOCKERS };
 	struct hlock_record_ext *ext;
 	bool accounted = !pending || f->lk.op.step[f->lk.op.level] != HL_STEP_NEW;
+	unsigned int ext_flags = 0;
 	int err = 0;
 
 	lockdep_assert_held(&f->lock);
@@ -169,6 +170,8 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 			     HLOCK_STATE_CONVERTING :
 			     req->state == HL_WAITING ? HLOCK_STATE_WAITING :
 			     HLOCK_STATE_GRANTED;
+		if (hl_req_blocking(req->head, req))
+			ext_flags |= HLOCK_REC_BLOCKING;
 		if (req->state != HL_GRANTED) {
 			rec->convert_mode = req->convert;
 			hl_head_blockers(req->head, req, &b);
@@ -179,6 +182,10 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 	} else {
 		rec->mode = req->mode;
 		rec->state = HLOCK_STATE_GRANTED;
+		hl_head_lock(req->head);
+		if (hl_req_blocking(req->head, req))
+			ext_flags |= HLOCK_REC_BLOCKING;
+		hl_head_unlock(req->head);
 	}
 	if (rec->state != HLOCK_STATE_WAITING && accounted)
 		rec->held_ns = s->now - req->since;
@@ -186,6 +193,7 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 	ext = hl_rec_ext(rec, len);
 	/* 0 for a new request until its lock call is granted. */
 	ext->token = req->token;
+	ext->flags = ext_flags;
 	hl_lease_fill(req, ext);
 	memcpy(ext->why, f->why, sizeof(ext->why));
 	s->count++;

@@ -265,3 +265,63 @@ const char *hlock_record_why(const struct hlock_lock_record *rec)
 
 	return ext ? ext->why : "";
 }
+
+static int lvb_ioctl(int fd, const char *path, unsigned int op, void *buf)
+{
+	struct hlock_lvb_args args;
+	int len = path_len(path);
+
+	if (len < 0)
+		return len;
+	if (!buf)
+		return -EFAULT;
+	memset(&args, 0, sizeof(args));
+	args.path = (uint64_t)(uintptr_t)path;
+	args.path_len = (uint32_t)len;
+	args.op = op;
+	args.buf = (uint64_t)(uintptr_t)buf;
+	return sys_result(ioctl(fd, HLOCK_IOC_LVB, &args));
+}
+
+int hlock_lvb_get(int fd, const char *path, void *buf)
+{
+	return lvb_ioctl(fd, path, HLOCK_LVB_GET, buf);
+}
+
+int hlock_lvb_set(int fd, const char *path, const void *buf)
+{
+	/* The kernel only reads it. */
+	return lvb_ioctl(fd, path, HLOCK_LVB_SET, (void *)(uintptr_t)buf);
+}
+
+static int events_ioctl(int fd, unsigned int flags, unsigned int want,
+			unsigned int *events)
+{
+	struct hlock_events_args args;
+	int ret;
+
+	memset(&args, 0, sizeof(args));
+	args.flags = flags;
+	args.want = want;
+	ret = sys_result(ioctl(fd, HLOCK_IOC_EVENTS, &args));
+	if (!ret && events)
+		*events = args.events;
+	return ret;
+}
+
+int hlock_events(int fd, unsigned int *events)
+{
+	if (!events)
+		return -EFAULT;
+	return events_ioctl(fd, 0, 0, events);
+}
+
+int hlock_events_want(int fd, unsigned int want)
+{
+	return events_ioctl(fd, HLOCK_EVENTS_F_WANT, want, NULL);
+}
+
+int hlock_blocking(int fd, const char *path)
+{
+	return path_ioctl(fd, HLOCK_IOC_BLOCKING, path, 0, 0, 0);
+}

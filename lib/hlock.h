@@ -48,6 +48,11 @@ int hlock_describe(int fd, const char *why);
 const struct hlock_record_ext *
 hlock_record_ext(const struct hlock_lock_record *rec);
 const char *hlock_record_why(const struct hlock_lock_record *rec);
+int hlock_lvb_get(int fd, const char *path, void *buf);
+int hlock_lvb_set(int fd, const char *path, const void *buf);
+int hlock_events(int fd, unsigned int *events);
+int hlock_events_want(int fd, unsigned int want);
+int hlock_blocking(int fd, const char *path);
 
 /*
  * Walking the records hlock_table() copied:

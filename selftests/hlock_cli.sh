@@ -40,7 +40,7 @@ LOCK_KEYS=command,pid,resource,mode,state,wait,held,blocker,why
 # diagnostics at the end.
 exec 3>&2 2>"$TMP/sh.err"
 
-NTESTS=40
+NTESTS=41
 n=0
 pass=0
 fail=0
@@ -669,6 +669,27 @@ t_ls_waiter() {
 		bad "listed as '$line'"
 }
 
+t_ls_blocking() {
+	bg $H cli41/b sleep 60
+	holder=$BGPID
+	poll has $holder cli41/b granted || bad "holder never granted" ||
+		return 1
+	line=$($L -r -n -o resource,state,blocking -p $holder | grep "^cli41/b ")
+	[ "$line" = "cli41/b granted no" ] || bad "alone: '$line'" || return 1
+	bg $H -s cli41/b true
+	waiter=$BGPID
+	poll has $waiter cli41/b waiting || bad "waiter never listed" ||
+		return 1
+	line=$($L -r -n -o resource,state,blocking -p $holder | grep "^cli41/b ")
+	[ "$line" = "cli41/b granted yes" ] || bad "blocking: '$line'" ||
+		return 1
+	line=$($L -r -n -o resource,state,blocking -p $waiter | grep "^cli41/b ")
+	[ "$line" = "cli41/b waiting -" ] || bad "waiter: '$line'" || return 1
+	# The root's intents block nobody.
+	line=$($L -r -n -o resource,blocking -p $holder | grep "^(global) ")
+	[ "$line" = "(global) no" ] || bad "root: '$line'"
+}
+
 t_ls_json() {
 	bg $H cli21/j sleep 60
 	holder=$BGPID
@@ -749,7 +770,7 @@ t_ls_output() {
 	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN" ] ||
 		bad "-o +token: '$($L -r -o +token | head -n 1)'" || return 1
 	[ "$($L -r --output-all -p $pid | head -n 1)" = \
-	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN" ] ||
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN BLOCKING" ] ||
 		bad "--output-all: '$($L -r --output-all | head -n 1)'" ||
 		return 1
 	$L -r -n -o resource,token -p $pid | grep -qx 'cli25/o [1-9][0-9]*' ||
@@ -785,7 +806,8 @@ t_ls_raw() {
 
 t_ls_list_columns() {
 	$L -H >"$OUT" 2>"$ERR" || bad "lshlock -H failed" || return 1
-	for c in COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN; do
+	for c in COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN \
+		 BLOCKING; do
 		grep -q "^$c " "$OUT" || bad "no column $c" || return 1
 	done
 }
@@ -888,7 +910,7 @@ t_ls_columns_env() {
 	: >"$ERR"
 	# --output-all, then +LIST: a column named again is shown once.
 	[ "$($L -r --output-all -o +pid,token -p $pid | head -n 1)" = \
-	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN" ] ||
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN BLOCKING" ] ||
 		bad "--output-all -o +pid,token" || return 1
 	# Typed JSON: the token is a number, and null while waiting.
 	$L -J -o resource,token -p $pid >"$OUT" 2>"$ERR" ||
@@ -1148,6 +1170,7 @@ run fl_usage t_fl_usage
 run_with_flock fl_vs_flock t_fl_vs_flock
 run lshlock_holder t_ls_holder
 run lshlock_waiter t_ls_waiter
+run lshlock_blocking t_ls_blocking
 run lshlock_json t_ls_json
 run lshlock_json_columns t_ls_json_columns
 run lshlock_json_escape t_ls_json_escape

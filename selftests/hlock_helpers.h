@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -72,6 +73,26 @@ static inline int raw_ioctl(int fd, unsigned long cmd, void *arg)
 	int ret = ioctl(fd, cmd, arg);
 
 	return ret < 0 ? -errno : ret;
+}
+
+/* The events poll() reports on @fd now, POLLIN and POLLPRI asked for. */
+static inline short poll_events(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLPRI };
+
+	if (poll(&p, 1, 0) < 0)
+		return -1;
+	return p.revents;
+}
+
+/* Wait up to SETTLE_NS for POLLPRI on @fd; return the events seen. */
+static inline short poll_pri(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLPRI };
+
+	if (poll(&p, 1, SETTLE_NS / MS) < 0)
+		return -1;
+	return p.revents;
 }
 
 /* A page that is surely not mapped. */

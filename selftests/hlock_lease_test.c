@@ -67,25 +67,6 @@ static void sleep_past(int64_t since, int64_t ns)
 		sleep_ns(left);
 }
 
-static short poll_events(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN | POLLPRI };
-
-	if (poll(&p, 1, 0) < 0)
-		return -1;
-	return p.revents;
-}
-
-/* Wait up to SETTLE_NS for POLLPRI on @fd; return the events seen. */
-static short poll_pri(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLPRI };
-
-	if (poll(&p, 1, SETTLE_NS / MS) < 0)
-		return -1;
-	return p.revents;
-}
-
 static uint64_t takeovers(int fd, unsigned int scope)
 {
 	struct hlock_stats st;

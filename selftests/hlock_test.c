@@ -224,7 +224,8 @@ TEST_F_TIMEOUT(hl, info, TEST_TMO)
 	/* rule: the default policy is batch; the fifo tests restore it. */
 	EXPECT_EQ(HLOCK_POLICY_BATCH, (int)info.grant_policy);
 	EXPECT_EQ(HLOCK_FEAT_URING | HLOCK_FEAT_TICKETS | HLOCK_FEAT_YIELD |
-		  HLOCK_FEAT_LEASE | HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE,
+		  HLOCK_FEAT_LEASE | HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE |
+		  HLOCK_FEAT_LVB | HLOCK_FEAT_BLOCKING,
 		  info.features);
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0ULL, (unsigned long long)info.reserved[i]);

@@ -36,7 +36,7 @@ enum {
 	COL_COMMAND, COL_PID, COL_RESOURCE, COL_MODE, COL_STATE, COL_WAIT,
 	COL_HELD, COL_BLOCKER, COL_WHY,
 	/* The columns after the default ones: only with -o or --output-all. */
-	COL_TOKEN, NR_COLS
+	COL_TOKEN, COL_BLOCKING, NR_COLS
 };
 #define NR_DEFAULT_COLS	COL_TOKEN
 
@@ -75,6 +75,8 @@ static const struct column {
 			    "the locker's description (hlock_describe(3))" },
 	[COL_TOKEN]	= { "TOKEN", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			    "fencing token of the grant held (- while waiting)" },
+	[COL_BLOCKING]	= { "BLOCKING", 3, 0, SCOLS_JSON_BOOLEAN,
+			    "whether the grant blocks a waiter (- while waiting)" },
 };
 
 /* Output options. */
@@ -263,6 +265,23 @@ static uint64_t token(const struct hlock_lock_record *rec)
 	return ext ? ext->token : 0;
 }
 
+/*
+ * The BLOCKING cell: yes or no for a grant, - while waiting (and from a
+ * module without HLOCK_FEAT_BLOCKING, whose records never say yes); in
+ * JSON true, false or null.
+ */
+static char *blocking_cell(const struct hlock_lock_record *rec)
+{
+	const struct hlock_record_ext *ext = hlock_record_ext(rec);
+	bool blocking = ext && (ext->flags & HLOCK_REC_BLOCKING);
+
+	if (rec->state == HLOCK_STATE_WAITING)
+		return xasprintf("%s", out.json ? "" : "-");
+	if (out.json)
+		return xasprintf("%s", blocking ? "true" : "false");
+	return xasprintf("%s", blocking ? "yes" : "no");
+}
+
 /* The record's description into @buf, NUL-terminated whatever was sent. */
 static void why(const struct hlock_lock_record *rec, char *buf)
 {
@@ -337,6 +356,8 @@ static char *cell(const struct hlock_lock_record *rec, int col)
 		return text_cell(text);
 	case COL_TOKEN:
 		return number_cell(token(rec), token(rec));
+	case COL_BLOCKING:
+		return blocking_cell(rec);
 	}
 	return NULL;
 }
@@ -623,6 +644,8 @@ static const char *json_type_name(int json)
 		return "number";
 	case JT_ARRAY:
 		return "array";
+	case SCOLS_JSON_BOOLEAN:
+		return "boolean";
 	default:
 		return "string";
 	}

@@ -115,6 +115,15 @@ void hl_note_release(struct hl_req *req)
 {
 }
 
+/* Nothing waits, nothing sets a value block: neither hook does work. */
+void hl_note_blocking(struct hl_req *holder)
+{
+}
+
+void hl_lvb_publish(struct hl_req *req)
+{
+}
+
 /* Nothing waits in this benchmark: the deadlock search never runs. */
 void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
 		      unsigned int mode)

@@ -53,6 +53,8 @@ static unsigned int cpu;
 struct tlocker {
 	struct hl_locker lk;
 	int notified;
+	/* hl_note_blocking() calls for its requests. */
+	int basts;
 	char target[64];
 	int used;
 };
@@ -214,6 +216,24 @@ void hl_note_release(struct hl_req *req)
 {
 	CHECK(req->state == HL_GRANTED, "release state %u", req->state);
 	note_release++;
+}
+
+static unsigned long note_publish;
+static const struct hl_req *last_publish;
+
+void hl_note_blocking(struct hl_req *holder)
+{
+	CHECK(head_locks == 1, "blocking noted outside the head lock");
+	CHECK(holder->state != HL_WAITING && holder->bast,
+	      "blocking noted for a waiter or an unmarked grant");
+	container_of(holder->locker, struct tlocker, lk)->basts++;
+}
+
+void hl_lvb_publish(struct hl_req *req)
+{
+	CHECK(head_locks == 1, "published outside the head lock");
+	note_publish++;
+	last_publish = req;
 }
 
 /* Deadlock search: on unless a test turns it off; one lock space here. */
@@ -577,6 +597,23 @@ static void release_all(int who)
 }
 
 /* Consistency of every head, partition, request and locker. */
+/*
+ * Whether the grants of @list whose lockers were told they block come
+ * after every one that was not (notify_list() relies on it).
+ */
+static bool marked_suffix(struct hlist_head *list)
+{
+	struct hl_req *a;
+	bool seen = false;
+
+	hlist_for_each_entry(a, list, gnode) {
+		if (seen && !a->bast)
+			return false;
+		seen |= a->bast;
+	}
+	return true;
+}
+
 static void check_invariants(void)
 {
 	int i, w;
@@ -595,6 +632,8 @@ static void check_invariants(void)
 		h = &t->h;
 		CHECK(!t->locked, "%s locked", t->path);
 		for (m = 0; m < HLOCK_NR_MODES; m++) {
+			CHECK(marked_suffix(&h->granted[m]), "%s: told grants before untold ones",
+			      t->path);
 			hlist_for_each_entry(a, &h->granted[m], gnode) {
 				CHECK(a->state != HL_WAITING && a->mode == m &&
 				      !a->part && a->head == h, "%s", t->path);
@@ -630,6 +669,9 @@ static void check_invariants(void)
 				for (m = 0; m < HL_NR_PART_MODES; m++) {
 					unsigned int n = 0;
 
+					CHECK(marked_suffix(&p->granted[m]),
+					      "%s: partition's told grants first",
+					      t->path);
 					hlist_for_each_entry(a, &p->granted[m],
 							     gnode) {
 						CHECK(a->part == p &&
@@ -814,6 +856,7 @@ static void reset(void)
 		hl_locker_init(&lockers[w].lk);
 		lockers[w].used = 0;
 		lockers[w].notified = 0;
+		lockers[w].basts = 0;
 	}
 	top = 0;
 	check_invariants();
@@ -1524,6 +1567,93 @@ static void test_req_blocks(void)
 	reset();
 }
 
+/* The lockers of grants a new waiter conflicts with are told, once. */
+static void test_blocking(void)
+{
+	CHECK(lock(0, "b", HLOCK_S, 0) == 0 && lock(1, "b", HLOCK_S, 0) == 0,
+	      "S, S");
+	CHECK(lock(2, "b", HLOCK_IS, 0) == 0, "IS granted");
+	CHECK(!lockers[0].basts && !lockers[1].basts, "nobody waits");
+	CHECK(lock(3, "b", HLOCK_X, 0) == -EINPROGRESS, "X waits");
+	CHECK(lockers[0].basts == 1 && lockers[1].basts == 1 &&
+	      lockers[2].basts == 1, "every holder told");
+	CHECK(lockers[0].lk.op.state == HL_OP_IDLE &&
+	      hl_blocking(&lockers[0].lk, find_head("b")) == 1, "blocking");
+	CHECK(hl_blocking(&lockers[0].lk, find_head("")) == 0,
+	      "IS on the root blocks nobody");
+	CHECK(hl_blocking(&lockers[4].lk, find_head("b")) == -ENOENT,
+	      "holds nothing");
+	CHECK(lock(4, "b", HLOCK_X, 0) == -EINPROGRESS, "another X waits");
+	CHECK(lockers[0].basts == 1 && lockers[1].basts == 1,
+	      "told once per grant");
+	check_invariants();
+	reset();
+
+	/* A waiter compatible with the holders tells nobody. */
+	CHECK(lock(0, "c", HLOCK_SIX, 0) == 0, "SIX");
+	CHECK(lock(1, "c", HLOCK_X, 0) == -EINPROGRESS &&
+	      lockers[0].basts == 1, "X waits, SIX told");
+	CHECK(lock(2, "c", HLOCK_S, 0) == -EINPROGRESS &&
+	      lockers[0].basts == 1, "S waits too: told once");
+	CHECK(downgrade(0, "c", HLOCK_S) == 0, "SIX->S re-arms");
+	CHECK(lockers[0].basts == 1, "nobody new waits");
+	CHECK(lock(3, "c", HLOCK_IS, 0) == -EINPROGRESS, "IS behind the X");
+	CHECK(lockers[0].basts == 1, "IS conflicts with no holder");
+	CHECK(lock(4, "c", HLOCK_IX, 0) == -EINPROGRESS &&
+	      lockers[0].basts == 2, "IX conflicts with S: told again");
+	check_invariants();
+	reset();
+
+	/* A conversion tells the others, not its own locker. */
+	CHECK(lock(0, "o", HLOCK_S, 0) == 0 && lock(1, "o", HLOCK_S, 0) == 0,
+	      "S, S");
+	CHECK(lock(0, "o", HLOCK_X, 0) == -EINPROGRESS, "conversion waits");
+	CHECK(lockers[1].basts == 1 && !lockers[0].basts, "the other told");
+	CHECK(hl_blocking(&lockers[1].lk, find_head("o")) == 1 &&
+	      hl_blocking(&lockers[0].lk, find_head("o")) == 0,
+	      "its own conversion is no waiter it blocks");
+	cancel(0);
+	check_invariants();
+	CHECK(lock(2, "o", HLOCK_X, 0) == -EINPROGRESS, "X waits");
+	CHECK(lockers[0].basts == 0 && lockers[1].basts == 1,
+	      "a grant marked by its own conversion is not told again");
+	check_invariants();
+	reset();
+
+	/* Intents granted in the partitions are told too. */
+	CHECK(lock(0, "p/x", HLOCK_X, 0) == 0 && lock(1, "p/y", HLOCK_X, 0) == 0,
+	      "p/x, p/y");
+	CHECK(part_count("p") == 1, "an IX in a partition");
+	CHECK(lock(2, "p", HLOCK_S, 0) == -EINPROGRESS, "S waits");
+	CHECK(lockers[0].basts == 1 && lockers[1].basts == 1,
+	      "both IX holders told");
+	check_invariants();
+	reset();
+}
+
+/* A SIX or X grant that goes down publishes its lock value block. */
+static void test_lvb_publish(void)
+{
+	unsigned long n = note_publish;
+
+	CHECK(lock(0, "l", HLOCK_X, 0) == 0 && note_publish == n, "X");
+	CHECK(downgrade(0, "l", HLOCK_SIX) == 0 && note_publish == n + 1 &&
+	      last_publish == req_of(0, "l"), "X->SIX publishes");
+	CHECK(downgrade(0, "l", HLOCK_S) == 0 && note_publish == n + 2,
+	      "SIX->S publishes");
+	CHECK(unlock(0, "l") == 0 && note_publish == n + 2,
+	      "S unlock does not");
+	CHECK(lock(1, "l", HLOCK_SIX, 0) == 0 && lock(1, "l", HLOCK_X, 0) == 0,
+	      "SIX, then X");
+	CHECK(unlock(1, "l") == 1 && note_publish == n + 2,
+	      "an acquisition left: still X");
+	CHECK(unlock(1, "l") == 0 && note_publish == n + 3,
+	      "released: published once");
+	CHECK(lock(2, "l", HLOCK_IX, 0) == 0 && unlock(2, "l") == 0 &&
+	      note_publish == n + 3, "IX publishes nothing");
+	reset();
+}
+
 /* Blockers are named and counted in bounded time. */
 static void test_blockers(void)
 {
@@ -1682,6 +1812,8 @@ int main(void)
 	test_partitions();
 	test_blockers();
 	test_req_blocks();
+	test_blocking();
+	test_lvb_publish();
 	for (seed = 1; seed <= 200; seed++)
 		test_random(seed, 400);
 	/* Every level asked for was granted or withdrawn; every wait ended. */

@@ -7,9 +7,10 @@
  * CLOCK_MONOTONIC.
  *
  * The semantics (modes, intents, queues, recursion, tickets, leases,
- * tokens) and every ioctl's errors are described in
- * Documentation/userspace-api/hlock.rst; the comments here are short.
- * scripts/doc-check keeps the names here and there in step.
+ * tokens, lock value blocks, blocking notifications) and every ioctl's
+ * errors are described in Documentation/userspace-api/hlock.rst; the
+ * comments here are short.  scripts/doc-check keeps the names here and
+ * there in step.
  */
 #ifndef _UAPI_LINUX_HLOCK_H
 #define _UAPI_LINUX_HLOCK_H
@@ -137,6 +138,13 @@ struct hlock_info {
 #define HLOCK_FEAT_TOKEN	(1ULL << 4)
 /* Owner descriptions: HLOCK_IOC_DESCRIBE, hlock_record_ext.why. */
 #define HLOCK_FEAT_DESCRIBE	(1ULL << 5)
+/* Lock value blocks: HLOCK_IOC_LVB. */
+#define HLOCK_FEAT_LVB		(1ULL << 6)
+/*
+ * Blocking notifications: HLOCK_IOC_EVENTS, HLOCK_IOC_BLOCKING and
+ * HLOCK_REC_BLOCKING.
+ */
+#define HLOCK_FEAT_BLOCKING	(1ULL << 7)
 
 /* Levels of the statistics: a resource's depth below the root. */
 #define HLOCK_LEVEL_GLOBAL	0	/* the root */
@@ -295,6 +303,12 @@ struct hlock_lock_record {
 /* Values of hlock_record_ext.flags. */
 /* The grant holds a lease (@lease_ns is meaningful). */
 #define HLOCK_REC_LEASE		(1U << 0)
+/*
+ * The grant blocks a waiter: a request waits on the resource, or a
+ * conversion of another locker's request is pending there, for a mode
+ * that conflicts with the mode held (HLOCK_FEAT_BLOCKING).
+ */
+#define HLOCK_REC_BLOCKING	(1U << 1)
 
 /**
  * struct hlock_record_ext - What a lock record carries after its path,
@@ -492,5 +506,94 @@ struct hlock_describe_args {
  * ENAMETOOLONG.
  */
 #define HLOCK_IOC_DESCRIBE	_IOW(HLOCK_IOC_MAGIC, 12, struct hlock_describe_args)
+
+/* Bytes of a lock value block (HLOCK_FEAT_LVB). */
+#define HLOCK_LVB_LEN		32
+
+/* Values of hlock_lvb_args.op. */
+#define HLOCK_LVB_GET		0	/* copy the published value out */
+#define HLOCK_LVB_SET		1	/* give the value to publish */
+
+/**
+ * struct hlock_lvb_args - Argument of HLOCK_IOC_LVB.
+ * @path: User pointer to the resource path, @path_len bytes, as in
+ *	struct hlock_lock_args.
+ * @path_len: Length of @path in bytes; 0 names the global root.
+ * @op: HLOCK_LVB_GET or HLOCK_LVB_SET.
+ * @flags: Must be zero.
+ * @__pad: Must be zero.
+ * @buf: User pointer to HLOCK_LVB_LEN bytes: filled with the value last
+ *	published on the resource (zeros when none was) by HLOCK_LVB_GET,
+ *	which needs S, SIX or X held on the path; read by HLOCK_LVB_SET,
+ *	which needs SIX or X held and keeps the value pending until that
+ *	grant is released or downgraded, which publishes it.
+ * @reserved: Must be zero.
+ *
+ * A resource's lock value block follows DLM's: its PR, PW and EX are
+ * hlock's S, SIX and X.  A locker that holds less than the op needs gets
+ * EACCES, one that holds nothing on the path ENOENT.  The value lives as
+ * long as the resource: once no locker holds or waits on it, it may be
+ * lost at any moment, and reads as zeros again.
+ */
+struct hlock_lvb_args {
+	__u64 path;
+	__u32 path_len;
+	__u32 op;
+	__u32 flags;
+	__u32 __pad;
+	__u64 buf;
+	__u64 reserved[2];
+};
+
+/* Values of hlock_events_args.events. */
+/* A lease of the locker was taken over and its path not unlocked yet. */
+#define HLOCK_EVENT_STALE	(1U << 0)
+/*
+ * A request started to wait on a conflict with a grant of the locker
+ * (HLOCK_FEAT_BLOCKING), which asked to be told (HLOCK_EVENTS_F_WANT):
+ * each grant says so once, until it is converted or downgraded.  Cleared
+ * by HLOCK_IOC_EVENTS.
+ */
+#define HLOCK_EVENT_BLOCKING	(1U << 1)
+
+/* Flags of struct hlock_events_args. */
+/* Set the events the locker asks for to @want first. */
+#define HLOCK_EVENTS_F_WANT	(1U << 0)
+
+/**
+ * struct hlock_events_args - Argument of HLOCK_IOC_EVENTS: why poll()
+ *	reports POLLPRI.
+ * @events: Set to the HLOCK_EVENT_* pending; its value on input is
+ *	ignored.
+ * @flags: 0 or HLOCK_EVENTS_F_WANT.
+ * @want: With HLOCK_EVENTS_F_WANT, the events the locker asks for from
+ *	now on: 0 or HLOCK_EVENT_BLOCKING (a locker asks for none when it
+ *	opens; HLOCK_EVENT_STALE is always on).  Else must be zero.
+ * @__pad: Must be zero.
+ * @reserved: Must be zero.
+ */
+struct hlock_events_args {
+	__u32 events;
+	__u32 flags;
+	__u32 want;
+	__u32 __pad;
+	__u64 reserved[2];
+};
+
+/*
+ * HLOCK_IOC_LVB: read or set the lock value block of a path.  Errors:
+ * ENOENT, EACCES.
+ */
+#define HLOCK_IOC_LVB		_IOW(HLOCK_IOC_MAGIC, 13, struct hlock_lvb_args)
+/*
+ * HLOCK_IOC_EVENTS: the HLOCK_EVENT_* that make poll() report POLLPRI;
+ * collects HLOCK_EVENT_BLOCKING.
+ */
+#define HLOCK_IOC_EVENTS	_IOWR(HLOCK_IOC_MAGIC, 14, struct hlock_events_args)
+/*
+ * HLOCK_IOC_BLOCKING: whether the locker's grant on a path blocks a
+ * waiter now (1) or not (0), as HLOCK_REC_BLOCKING.  Errors: ENOENT.
+ */
+#define HLOCK_IOC_BLOCKING	_IOW(HLOCK_IOC_MAGIC, 15, struct hlock_lock_args)
 
 #endif /* _UAPI_LINUX_HLOCK_H */
