@@ -987,7 +987,6 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	req->convert = HLOCK_NL;
 	req->flags = op_flags(op, l);
 	req->convert_flags = 0;
-	req->bast = 0;
 	op->reqs[l] = req;
 	op->step[l] = HL_STEP_NEW;
 	if (part_grant(h, req))

@@ -268,7 +268,7 @@ long hl_ioctl_events(struct hl_file *f, size_t usize, void __user *uarg)
 		else if (test_and_clear_bit(HL_EVENT_WANT_BIT, &f->events))
 			clear_bit(HL_EVENT_BLOCKING_BIT, &f->events);
 	}
-	events = READ_ONCE(f->leases.nr_stale) ? HLOCK_EVENT_STALE : 0;
+	events = hl_file_events(f) & HLOCK_EVENT_STALE;
 	if (test_and_clear_bit(HL_EVENT_BLOCKING_BIT, &f->events))
 		events |= HLOCK_EVENT_BLOCKING;
 	if (put_user(events, &u->events)) {
