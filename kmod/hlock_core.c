@@ -177,6 +177,10 @@ void hl_head_init(struct hl_head *h, struct hl_head *parent)
 	h->has_parts = false;
 	h->partitioned = false;
 	h->dead = false;
+	h->cluster = false;
+	h->node_mode = HLOCK_X;
+	h->remote_mask = 0;
+	h->try_waiting = 0;
 }
 
 /*
@@ -312,6 +316,8 @@ static void wait_begin(struct hl_req *req)
 {
 	struct hl_locker *lk = req->locker;
 
+	if (unlikely(req->head->cluster) && (lk->op.flags & HL_RF_TRY))
+		req->head->try_waiting++;
 	WRITE_ONCE(lk->wait_head, req->head);
 	WRITE_ONCE(lk->wait_req, req);
 	WRITE_ONCE(lk->wait_seq, lk->wait_seq + 1);
@@ -321,6 +327,8 @@ static void wait_end(struct hl_req *req)
 {
 	struct hl_locker *lk = req->locker;
 
+	if (unlikely(req->head->cluster) && (lk->op.flags & HL_RF_TRY))
+		req->head->try_waiting--;
 	WRITE_ONCE(lk->wait_seq, lk->wait_seq + 1);
 	WRITE_ONCE(lk->wait_req, NULL);
 	WRITE_ONCE(lk->wait_head, NULL);
@@ -373,6 +381,31 @@ static void conv_remove(struct hl_head *h, struct hl_req *req)
 }
 
 /*
+ * Whether what this node holds of @h in the DLM lets a new request for @m
+ * be granted: it covers @m, and no other node waits for a mode that @m
+ * conflicts with.  Always, outside a cluster lock space.
+ */
+static bool node_allows(const struct hl_head *h, unsigned int m)
+{
+	if (likely(!h->cluster))
+		return true;
+	return hl_covers(h->node_mode, m) && !hl_conflicts(m, h->remote_mask);
+}
+
+/* The same for a conversion to @target: other nodes' waits do not count. */
+static bool node_allows_convert(const struct hl_head *h, unsigned int target)
+{
+	return likely(!h->cluster) || hl_covers(h->node_mode, target);
+}
+
+/* Tell the glue of a cluster head that its needs may have changed. */
+static void node_changed(struct hl_head *h)
+{
+	if (unlikely(h->cluster))
+		hl_node_update(h);
+}
+
+/*
  * The pending conversion to grant next: the earliest of those whose
  * target is compatible with the other holders.  All conversions of one
  * (held, target) pair stand or fall together (they see the same other
@@ -389,7 +422,8 @@ static struct hl_req *conv_next(struct hl_head *h)
 		if (list_empty(&h->convq[i]))
 			continue;
 		r = list_first_entry(&h->convq[i], struct hl_req, conv_node);
-		if (hl_conflicts(r->convert, others_mask(h, r)))
+		if (hl_conflicts(r->convert, others_mask(h, r)) ||
+		    !node_allows_convert(h, r->convert))
 			continue;
 		if (!best || r->seq < best->seq)
 			best = r;
@@ -425,7 +459,8 @@ static void grant_pass(struct hl_head *h, struct hl_grants *g)
 		hl_grant_notify(req->locker, g);
 	}
 	while ((req = hl_queue_first(h, skip))) {
-		if (hl_conflicts(req->mode, h->granted_mask | h->conv_mask)) {
+		if (hl_conflicts(req->mode, h->granted_mask | h->conv_mask) ||
+		    !node_allows(h, req->mode)) {
 			/* The head blocks everything behind it. */
 			if (first)
 				break;
@@ -479,14 +514,15 @@ static void notify_list(struct hlist_head *list, const struct hl_req *waiter)
 		if (o->bast)
 			break;
 		o->bast = 1;
-		if (o->locker != waiter->locker)
+		if (!waiter || o->locker != waiter->locker)
 			hl_note_blocking(o);
 	}
 }
 
 /*
  * @waiter starts waiting on @h for mode @m (its target, for a
- * conversion): tell the holders of the modes that conflict with it.  The
+ * conversion), or another node does (@waiter NULL): tell the holders of
+ * the modes that conflict with it.  The
  * head is not partitioned (something waits); intents granted in the
  * partitions are still on their lists, which change only under the head
  * lock now: one visit per partition, as hl_head_granted() does.
@@ -524,7 +560,8 @@ static bool head_request(struct hl_head *h, struct hl_req *req,
 
 	if (likely(!hl_test_skip_conflict) &&
 	    (hl_conflicts(m, h->granted_mask) ||
-	     (!h->compat_first && hl_conflicts(m, h->wait_mask)))) {
+	     (!h->compat_first && hl_conflicts(m, h->wait_mask)) ||
+	     !node_allows(h, m))) {
 		req->state = HL_WAITING;
 		req->part = NULL;
 		if (req->flags & HL_RF_FRONT) {
@@ -536,6 +573,7 @@ static bool head_request(struct hl_head *h, struct hl_req *req,
 		}
 		count_add(h->wait_count, &h->wait_mask, m, 1);
 		wait_begin(req);
+		node_changed(h);
 		return false;
 	}
 	grant_add(h, req);
@@ -558,7 +596,8 @@ static bool head_request(struct hl_head *h, struct hl_req *req,
 static bool head_convert(struct hl_head *h, struct hl_req *req,
 			 unsigned int target, struct hl_grants *g)
 {
-	if (!hl_conflicts(target, others_mask(h, req))) {
+	if (!hl_conflicts(target, others_mask(h, req)) &&
+	    node_allows_convert(h, target)) {
 		bool had_compat_first = h->compat_first;
 
 		convert_done(h, req, target);
@@ -575,6 +614,7 @@ static bool head_convert(struct hl_head *h, struct hl_req *req,
 	count_add(h->conv_count, &h->conv_mask, target, 1);
 	count_add(h->wait_count, &h->wait_mask, target, 1);
 	wait_begin(req);
+	node_changed(h);
 	return false;
 }
 
@@ -591,6 +631,7 @@ static void head_cancel(struct hl_head *h, struct hl_req *req,
 		req->convert_flags = 0;
 	}
 	grant_pass(h, g);
+	node_changed(h);
 }
 
 /*
@@ -721,6 +762,7 @@ static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 	if (old == HLOCK_SIX || old == HLOCK_X)
 		hl_lvb_publish(req);
 	grant_pass(h, g);
+	node_changed(h);
 	hl_head_unlock(h);
 }
 
@@ -1502,6 +1544,83 @@ unsigned int hl_held(struct hl_locker *lk, struct hl_head *h)
 	return req ? READ_ONCE(req->mode) : HLOCK_NL;
 }
 
+/* The least mode covering every mode whose bit is set in @mask. */
+static unsigned int mask_sup(unsigned int mask)
+{
+	unsigned int m, sup = HLOCK_NL;
+
+	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
+		if (mask & hl_mode_bit(m))
+			sup = hl_sup(sup, m);
+	return sup;
+}
+
+/**
+ * hl_node_keep() - The least mode this node must hold of a cluster head.
+ * @h: The head.
+ *
+ * What its holders hold, and the targets of their pending conversions
+ * (a conversion is never made to wait for other nodes: its holder already
+ * blocks them).  Context: head lock.
+ *
+ * Return: a mode, HLOCK_NL when nothing is held.
+ */
+unsigned int hl_node_keep(const struct hl_head *h)
+{
+	return mask_sup(h->granted_mask | h->conv_mask);
+}
+
+/**
+ * hl_node_need() - The least mode this node should hold of a cluster head.
+ * @h: The head.
+ *
+ * hl_node_keep(), and the modes of the new requests that wait, unless
+ * other nodes wait (@h->remote_mask): their turn comes first, and asking
+ * for more now would only queue behind them in the DLM.  Context: head
+ * lock.
+ *
+ * Return: a mode, HLOCK_NL when nothing is held or wanted.
+ */
+unsigned int hl_node_need(const struct hl_head *h)
+{
+	if (h->remote_mask)
+		return hl_node_keep(h);
+	return mask_sup(h->granted_mask | h->wait_mask);
+}
+
+/**
+ * hl_node_remote() - Other nodes now wait on a cluster head.
+ * @h: The head.
+ * @mask: The modes they wait for (bits), from blocking ASTs.
+ *
+ * New requests that conflict with them wait from now on (@h->remote_mask),
+ * and this node's holders of a conflicting mode are told that they block
+ * a waiter, as a local waiter tells them.  Context: head lock.
+ */
+void hl_node_remote(struct hl_head *h, unsigned int mask)
+{
+	unsigned int m;
+
+	h->remote_mask |= mask;
+	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
+		if (mask & hl_mode_bit(m))
+			notify_holders(h, NULL, m);
+}
+
+/**
+ * hl_node_changed() - What this node holds of a cluster head, or what other
+ *	nodes wait for, changed: grant what that allows.
+ * @h: The head, its @node_mode and @remote_mask updated by the caller.
+ * @g: Where the lockers granted are collected.
+ *
+ * Context: head lock.
+ */
+void hl_node_changed(struct hl_head *h, struct hl_grants *g)
+{
+	grant_pass(h, g);
+	node_changed(h);
+}
+
 /**
  * hl_head_granted() - The granted requests of a resource, per mode.
  * @h: The resource.
@@ -1567,7 +1686,7 @@ bool hl_req_blocks(struct hl_req *req)
  */
 bool hl_req_blocking(const struct hl_head *h, const struct hl_req *req)
 {
-	unsigned int mask = h->wait_mask;
+	unsigned int mask = h->wait_mask | h->remote_mask;
 
 	if (req->state == HL_WAITING)
 		return false;

@@ -137,6 +137,20 @@ struct hl_part {
  * @has_parts: The glue gave this head partitions.
  * @partitioned: New IS and IX requests are granted in the partitions.
  * @dead: Unlinked by the glue; whoever finds it looks the path up again.
+ * @cluster: The resource is in a cluster lock space (hlock_cluster.c):
+ *	what it grants must also be covered by what this node holds of it in
+ *	the DLM, and the core tells the glue when that may have to change
+ *	(hl_node_update()).  Such a head never has partitions.
+ * @node_mode: The mode this node holds on the resource in the DLM: a
+ *	request is granted only when this covers its mode.  HLOCK_X (covers
+ *	everything) when not @cluster.
+ * @remote_mask: Modes that other nodes wait for here (their blocking
+ *	ASTs): a new request whose mode conflicts with one of them waits,
+ *	so that this node lets go instead of starving them.  Pending
+ *	conversions do not wait for them (their holders already block the
+ *	other nodes, which wait for them in turn).
+ * @try_waiting: Requests of try-locks (HL_RF_TRY) waiting here, when
+ *	@cluster: they wait for the DLM's answer at once (hl_node_update()).
  *
  * @lock: In the kernel, the head lock (hl_head_lock()).
  * @parts: In the kernel, the per-CPU partitions once @has_parts is set.
@@ -162,6 +176,10 @@ struct hl_head {
 	bool has_parts;
 	bool partitioned;
 	bool dead;
+	bool cluster;
+	unsigned char node_mode;
+	unsigned int remote_mask;
+	unsigned int try_waiting;
 #ifdef __KERNEL__
 	spinlock_t lock;
 	struct hl_part __percpu *parts;
@@ -485,6 +503,10 @@ int hl_downgrade(struct hl_locker *lk, struct hl_head *h, unsigned int mode,
 		 struct hl_grants *g);
 unsigned int hl_held(struct hl_locker *lk, struct hl_head *h);
 void hl_head_granted(struct hl_head *h, unsigned int counts[HLOCK_NR_MODES]);
+unsigned int hl_node_keep(const struct hl_head *h);
+unsigned int hl_node_need(const struct hl_head *h);
+void hl_node_remote(struct hl_head *h, unsigned int mask);
+void hl_node_changed(struct hl_head *h, struct hl_grants *g);
 extern bool hl_test_skip_conflict;
 
 /**
@@ -659,6 +681,13 @@ void hl_note_blocking(struct hl_req *holder);
  * Context: the head lock of @req's resource held; must not sleep.
  */
 void hl_lvb_publish(struct hl_req *req);
+/*
+ * What a @cluster head holds or waits for changed, or its grant pass ran:
+ * the glue decides whether this node's DLM lock on it must convert up
+ * (hl_node_need() is not covered by @node_mode) or down (other nodes
+ * wait, and hl_node_keep() allows it).  Context: head lock.
+ */
+void hl_node_update(struct hl_head *h);
 /*
  * The waiting level closes a cycle of waits: it is withdrawn next and
  * fails with EDEADLK (unless granted at that very moment).  Context: the

@@ -124,6 +124,10 @@ void hl_lvb_publish(struct hl_req *req)
 {
 }
 
+void hl_node_update(struct hl_head *h)
+{
+}
+
 /* Nothing waits in this benchmark: the deadlock search never runs. */
 void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
 		      unsigned int mode)

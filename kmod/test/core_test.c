@@ -45,6 +45,8 @@ struct thead {
 };
 
 static struct thead *heads[MAX_HEADS];
+/* New heads are in a cluster lock space, holding NL in the DLM. */
+static bool cluster_heads;
 /* Head locks held, and partition locks held: never more than one each. */
 static int head_locks, part_locks, rcu_depth;
 /* The partition the next fast path "runs on". */
@@ -185,7 +187,8 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 	CHECK(lk->op.level == level && mode, "wait at %u", level);
 	CHECK(head_locks == 1, "wait noted outside the head lock");
 	hl_head_blockers(req->head, req, &b);
-	CHECK(b.nr > 0 || req->state != HL_CONVERTING,
+	/* In a cluster lock space it may wait for the node alone. */
+	CHECK(b.nr > 0 || req->state != HL_CONVERTING || req->head->cluster,
 	      "a conversion waits with no blocker");
 	note_wait++;
 }
@@ -234,6 +237,14 @@ void hl_lvb_publish(struct hl_req *req)
 	CHECK(head_locks == 1, "published outside the head lock");
 	note_publish++;
 	last_publish = req;
+}
+
+static unsigned long node_updates;
+
+void hl_node_update(struct hl_head *h)
+{
+	CHECK(head_locks == 1 && h->cluster, "node update");
+	node_updates++;
 }
 
 /* Deadlock search: on unless a test turns it off; one lock space here. */
@@ -349,7 +360,7 @@ static struct hl_head *get_head(const char *path)
 			up[0] = 0;
 		parent = get_head(up);
 		/* A parent gets partitions with its first child. */
-		if (!parent->has_parts) {
+		if (!parent->has_parts && !parent->cluster) {
 			for (i = 0; i < NR_PARTS; i++)
 				hl_part_init(&thead_of(parent)->parts[i]);
 			hl_head_lock(parent);
@@ -365,6 +376,10 @@ static struct hl_head *get_head(const char *path)
 	}
 	t = calloc(1, sizeof(*t));
 	hl_head_init(&t->h, parent);
+	if (cluster_heads) {
+		t->h.cluster = true;
+		t->h.node_mode = HLOCK_NL;
+	}
 	snprintf(t->path, sizeof(t->path), "%s", path);
 	heads[i] = t;
 	return &t->h;
@@ -1654,6 +1669,118 @@ static void test_lvb_publish(void)
 	reset();
 }
 
+/*
+ * The DLM (simulated) gives this node @mode on @path, and other nodes now
+ * wait for the modes in @remote.
+ */
+static void node_set(const char *path, unsigned int mode, unsigned int remote)
+{
+	struct hl_head *h = find_head(path);
+	struct hl_grants g;
+
+	hl_grants_init(&g);
+	hl_head_lock(h);
+	h->node_mode = mode;
+	h->remote_mask = remote;
+	hl_node_changed(h, &g);
+	hl_head_unlock(h);
+	run_grants(&g);
+}
+
+/* hl_node_need() or hl_node_keep() of @path, under its head lock. */
+static unsigned int node_mode_of(const char *path,
+				 unsigned int (*fn)(const struct hl_head *))
+{
+	struct hl_head *h = find_head(path);
+	unsigned int m;
+
+	hl_head_lock(h);
+	m = fn(h);
+	hl_head_unlock(h);
+	return m;
+}
+
+#define node_need(path)	node_mode_of(path, hl_node_need)
+#define node_keep(path)	node_mode_of(path, hl_node_keep)
+
+/*
+ * A cluster lock space: a level is granted only once this node holds a
+ * covering mode in the DLM, which it keeps (caches) after the release;
+ * other nodes' waits hold new conflicting requests back, not conversions.
+ */
+static void test_cluster(void)
+{
+	unsigned long n;
+
+	cluster_heads = true;
+	n = node_updates;
+	CHECK(lock(0, "c", HLOCK_X, 0) == -EINPROGRESS, "waits for the node");
+	CHECK(node_updates > n && node_need("") == HLOCK_IX,
+	      "the root needs IX: %u", node_need(""));
+	node_set("", HLOCK_IX, 0);
+	CHECK(collect(0) == -EAGAIN && node_need("c") == HLOCK_X,
+	      "then c needs X");
+	node_set("c", HLOCK_X, 0);
+	CHECK(collect(0) == 0 && held(0, "c") == HLOCK_X, "granted");
+	CHECK(unlock(0, "c") == 0 && node_keep("c") == HLOCK_NL &&
+	      node_need("c") == HLOCK_NL, "released: nothing to keep");
+	CHECK(lock(1, "c", HLOCK_S, 0) == 0, "cached: granted at once");
+	/* Another node wants S (PR): compatible requests still go. */
+	node_set("c", HLOCK_X, hl_mode_bit(HLOCK_S));
+	CHECK(lock(2, "c", HLOCK_IS, 0) == 0, "IS beside a remote S");
+	CHECK(lock(3, "c", HLOCK_IX, 0) == -EINPROGRESS,
+	      "IX waits behind the remote S");
+	CHECK(node_need("c") == HLOCK_S && node_keep("c") == HLOCK_S,
+	      "remote waits: keep what is held, %u", node_need("c"));
+	/* Its holders of a conflicting mode are told, once a grant. */
+	{
+		struct hl_head *h = find_head("c");
+		int b1 = lockers[1].basts, b2 = lockers[2].basts;
+
+		hl_head_lock(h);
+		hl_node_remote(h, hl_mode_bit(HLOCK_X));
+		hl_head_unlock(h);
+		/* S was told already, by the IX that waits. */
+		CHECK(lockers[1].basts == b1 && lockers[2].basts == b2 + 1,
+		      "the IS holder told of a remote X");
+		CHECK(hl_req_blocking(h, req_of(2, "c")), "IS blocks it");
+		hl_head_lock(h);
+		hl_node_remote(h, hl_mode_bit(HLOCK_X));
+		hl_head_unlock(h);
+		CHECK(lockers[2].basts == b2 + 1, "told once");
+		h->remote_mask = hl_mode_bit(HLOCK_S);
+	}
+	/* A holder's conversion does not wait for other nodes. */
+	CHECK(lock(2, "c", HLOCK_S, 0) == 0, "IS->S within X");
+	CHECK(unlock(1, "c") == 0 && unlock(2, "c") == 1 &&
+	      unlock(2, "c") == 0 && node_keep("c") == HLOCK_NL,
+	      "holders gone");
+	/* The node let go (down to NL); the remote's turn is over. */
+	node_set("c", HLOCK_NL, 0);
+	CHECK(collect(3) == -EAGAIN && node_need("c") == HLOCK_IX,
+	      "IX asks again: %u", node_need("c"));
+	node_set("c", HLOCK_IX, 0);
+	CHECK(collect(3) == 0, "IX granted");
+	/* A conversion beyond the node's mode waits for it, remote or not. */
+	node_set("c", HLOCK_IX, hl_mode_bit(HLOCK_X));
+	CHECK(lock(3, "c", HLOCK_X, 0) == -EINPROGRESS &&
+	      node_keep("c") == HLOCK_X && node_need("c") == HLOCK_X,
+	      "IX->X needs X");
+	node_set("c", HLOCK_X, hl_mode_bit(HLOCK_X));
+	CHECK(collect(3) == 0 && held(3, "c") == HLOCK_X, "converted");
+	/* FIFO: a waiter for more than the node holds stops the queue. */
+	CHECK(unlock(3, "c") == 1 && unlock(3, "c") == 0, "released");
+	node_set("c", HLOCK_S, 0);
+	CHECK(lock(4, "c", HLOCK_X, 0) == -EINPROGRESS &&
+	      lock(5, "c", HLOCK_S, 0) == -EINPROGRESS,
+	      "S queues behind the X that waits for the node");
+	node_set("c", HLOCK_X, 0);
+	CHECK(collect(4) == 0 && collect(5) == -EAGAIN, "X first");
+	CHECK(unlock(4, "c") == 0 && collect(5) == 0, "then S");
+	cluster_heads = false;
+	reset();
+}
+
 /* Blockers are named and counted in bounded time. */
 static void test_blockers(void)
 {
@@ -1814,6 +1941,7 @@ int main(void)
 	test_req_blocks();
 	test_blocking();
 	test_lvb_publish();
+	test_cluster();
 	for (seed = 1; seed <= 200; seed++)
 		test_random(seed, 400);
 	/* Every level asked for was granted or withdrawn; every wait ended. */
