@@ -64,6 +64,8 @@
  *	has it taken over (hlock_lease.c).
  * @lvb: Its lock value block (hlock_lvb.c), NULL until one is set; under
  *	the head lock.
+ * @clk: In a cluster lock space, this node's DLM lock on the resource
+ *	(hlock_cluster.c); else NULL.  Set before the resource is visible.
  * @len: Length of @name.
  * @name: The last component of the path, not NUL-terminated.
  *
@@ -79,6 +81,7 @@ struct hl_res {
 	struct rcu_head rcu;
 	struct hlist_head leases[HLOCK_NR_MODES];
 	struct hl_lvb *lvb;
+	struct hl_clk *clk;
 	unsigned int len;
 	char name[];
 };
@@ -96,6 +99,7 @@ struct hl_res {
  * @lockers: Its lockers by id, for its lock table.
  * @graph: Its wait-for graph, as the deadlock search keeps it.
  * @dead_node: Entry in the reclaim worker's list once it ended.
+ * @cl: Its binding to a DLM lockspace (hlock_cluster.c), or NULL.
  * @token: The last fencing token drawn in it (hl_token_next()), on a
  *	cache line of its own: every new grant writes it.
  */
@@ -109,6 +113,7 @@ struct hl_ns {
 	struct xarray lockers;
 	struct hl_graph graph;
 	struct list_head dead_node;
+	struct hl_cluster *cl;
 	atomic64_t token ____cacheline_aligned_in_smp;
 };
 
@@ -477,6 +482,23 @@ void hl_lease_wait(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
 int hl_do_renew(struct hl_file *f);
 void hl_lease_close(struct hl_file *f);
 void hl_lease_fill(const struct hl_req *req, struct hlock_record_ext *ext);
+
+/* hlock_cluster.c */
+struct hl_cluster;
+struct hl_clk;
+int hl_cluster_init(void);
+void hl_cluster_exit(void);
+struct hl_cluster *hl_cluster_join(const char *name);
+void hl_cluster_leave(struct hl_cluster *cl);
+void hl_cluster_free(struct hl_cluster *cl);
+const char *hl_cluster_name(const struct hl_cluster *cl);
+struct hl_cluster *hl_cluster_of(struct hl_res *r);
+int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
+			const char *path, unsigned int len);
+bool hl_cluster_may_free(struct hl_res *r);
+void hl_cluster_res_free(struct hl_res *r);
+int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g);
+int hl_ns_rebind(const char *name);
 
 /* hlock_lvb.c */
 void hl_lvb_free(struct hl_res *r);

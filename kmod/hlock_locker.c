@@ -693,6 +693,25 @@ static int hl_lock_give_up(struct hl_file *f, int ret, struct hl_grants *g)
 	return ret;
 }
 
+/*
+ * A try that must wait: give up, unless it waits for nothing but the DLM
+ * lock of this node in a cluster space, whose answer it waits for, level
+ * by level.  f->lock held.
+ */
+static int hl_lock_try(struct hl_file *f, struct hl_grants *g)
+{
+	int ret, c;
+
+	while ((ret = hl_cluster_try_wait(f, g)) > 0) {
+		c = hl_lock_continue(f, g);
+		if (c != -EINPROGRESS) {
+			hl_op_clear(f, g);
+			return c;
+		}
+	}
+	return hl_lock_give_up(f, ret ? ret : -EAGAIN, g);
+}
+
 /**
  * hl_lock_call() - The body of a lock call, in the locker's slot.
  * @f: The locker; its lock held, and dropped while the call waits.
@@ -727,7 +746,7 @@ int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		return ret;
 	}
 	if (!timeout_ns)
-		return hl_lock_give_up(f, -EAGAIN, g);
+		return hl_lock_try(f, g);
 	if (!deadline)
 		deadline = hl_deadline(timeout_ns);
 	/*

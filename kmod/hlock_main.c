@@ -488,6 +488,10 @@ static int __init hl_init(void)
 	ret = hl_ns_init();
 	if (ret)
 		goto err_space;
+	/* Bind to the DLM lockspace of the "cluster" parameter, if given. */
+	ret = hl_cluster_init();
+	if (ret)
+		goto err_ns;
 	ret = misc_register(&hl_misc);
 	if (ret)
 		goto err_ns;
@@ -496,6 +500,7 @@ static int __init hl_init(void)
 
 err_ns:
 	hl_ns_exit();
+	hl_cluster_exit();
 err_space:
 	hl_space_exit();
 	return ret;
@@ -509,6 +514,7 @@ static void __exit hl_exit(void)
 	/* Every file is closed: every locker and resource can go. */
 	hl_ns_exit();
 	hl_space_exit();
+	hl_cluster_exit();
 }
 
 module_init(hl_init);

@@ -156,6 +156,21 @@ void hl_ns_exit(void)
 	hl_ns_put(hl_init_ns);
 }
 
+/* End a space out of hl_nss: its lockers are gone.  Process context. */
+static void hl_ns_end(struct hl_ns *ns)
+{
+	/* This frees nothing but the array's own. */
+	xa_destroy(&ns->lockers);
+	hl_ipc_put(ns->ipc);
+	ns->ipc = NULL;
+	free_percpu(ns->stats);
+	ns->stats = NULL;
+	mutex_destroy(&ns->graph.lock);
+	/* Its DLM locks go with the lockspace; the resources go later. */
+	hl_cluster_leave(ns->cl);
+	hl_ns_retire(ns);
+}
+
 /**
  * hl_ns_put() - Drop a reference to a lock space; the last one ends it.
  * @ns: The space.
@@ -170,14 +185,70 @@ void hl_ns_put(struct hl_ns *ns)
 	xa_erase(&hl_nss, ns->inum);
 	WRITE_ONCE(hl_nss_nr, hl_nss_nr - 1);
 	mutex_unlock(&hl_nss_lock);
-	/* Its lockers are gone: this frees nothing but the array's own. */
-	xa_destroy(&ns->lockers);
+	hl_ns_end(ns);
+}
+
+/**
+ * hl_ns_rebind() - Give the initial IPC namespace a new lock space, bound
+ *	to a DLM lockspace or to none.
+ * @name: The DLM lockspace, or NULL for this machine only.
+ *
+ * Only while no locker is open there: a space is bound for life.  The old
+ * space ends (its statistics with it) and the new one takes its place.
+ *
+ * Context: process context, may sleep (joining waits for the cluster).
+ * Return: 0; -EBUSY while lockers are open; -ENOMEM; or the error of the
+ * join (hl_cluster_join()).
+ */
+int hl_ns_rebind(const char *name)
+{
+	struct hl_ns *old, *ns;
+	struct hl_cluster *cl = NULL;
+	int ret;
+
+	mutex_lock(&hl_nss_lock);
+	old = hl_init_ns;
+	/* The module's own reference is the only one when no locker is. */
+	if (refcount_read(&old->ref) != 1) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ns = hl_ns_alloc(old->ipc);
+	if (!ns) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (name) {
+		cl = hl_cluster_join(name);
+		if (IS_ERR(cl)) {
+			ret = PTR_ERR(cl);
+			cl = NULL;
+			goto err;
+		}
+		ret = hl_cluster_res_init(ns->root, cl, "", 0);
+		if (ret)
+			goto err;
+		ns->cl = cl;
+	}
+	ret = xa_err(xa_store(&hl_nss, ns->inum, ns, GFP_KERNEL));
+	if (ret)
+		goto err;
+	hl_init_ns = ns;
+	mutex_unlock(&hl_nss_lock);
+	/* The array holds the new space already. */
+	hl_ns_end(old);
+	return 0;
+
+err:
+	hl_cluster_leave(cl);
+	hl_cluster_free(cl);
+	hl_root_free(ns->root);
 	hl_ipc_put(ns->ipc);
-	ns->ipc = NULL;
 	free_percpu(ns->stats);
-	ns->stats = NULL;
-	mutex_destroy(&ns->graph.lock);
-	hl_ns_retire(ns);
+	kfree(ns);
+out:
+	mutex_unlock(&hl_nss_lock);
+	return ret;
 }
 
 /**

@@ -150,6 +150,7 @@ static void hl_res_free(struct hl_res *r)
 {
 	free_percpu(r->head.parts);
 	hl_lvb_free(r);
+	hl_cluster_res_free(r);
 	kfree(r);
 }
 
@@ -174,6 +175,7 @@ static struct hl_res *hl_res_alloc(struct hl_head *parent,
 	for (i = 0; i < HLOCK_NR_MODES; i++)
 		INIT_HLIST_HEAD(&r->leases[i]);
 	r->lvb = NULL;
+	r->clk = NULL;
 	r->len = k->len;
 	memcpy(r->name, k->name, k->len);
 	return r;
@@ -260,23 +262,34 @@ int hl_head_create(struct hl_locker *lk, unsigned int level)
 
 	hl_op_key(lk, level, &k);
 	parent = hl_res_of(k.parent);
-	if (!READ_ONCE(parent->head.has_parts))
+	/* A cluster head's grants are decided on it, with the node's mode. */
+	if (!READ_ONCE(parent->head.has_parts) && !parent->clk)
 		hl_res_give_parts(parent);
 	r = hl_res_alloc(&parent->head, &k);
 	if (!r)
 		return -ENOMEM;
+	if (parent->clk) {
+		struct hl_file *f = hl_file_of(lk);
+
+		if (hl_cluster_res_init(r, hl_cluster_of(parent), f->pathbuf,
+					f->path.off[level] +
+					f->path.nlen[level])) {
+			hl_res_free(r);
+			return -ENOMEM;
+		}
+	}
 	rcu_read_lock();
 	old = rhashtable_lookup_get_insert_key(&hl_space.table, &k, &r->node,
 					       hl_res_params);
 	rcu_read_unlock();
 	if (IS_ERR(old)) {
-		kfree(r);
+		hl_res_free(r);
 		/* -EBUSY, -E2BIG: the table cannot grow for now. */
 		return -ENOMEM;
 	}
 	if (old) {
 		/* Another locker's, or a dead one going: look again. */
-		kfree(r);
+		hl_res_free(r);
 		cond_resched();
 		return 0;
 	}
@@ -438,7 +451,7 @@ static bool hl_res_reclaim(struct hl_res *r)
 	 * which keeps hl_head_retire() from marking it dead.
 	 */
 	hl_head_lock(&r->head);
-	dead = hl_head_retire(&r->head);
+	dead = hl_cluster_may_free(r) && hl_head_retire(&r->head);
 	hl_head_unlock(&r->head);
 	if (!dead)
 		return false;
@@ -469,6 +482,7 @@ static void hl_reclaim_roots(void)
 		WRITE_ONCE(hl_space.nr_dead, hl_space.nr_dead - 1);
 		/* No locker can reach it; RCU for the hooks' sake. */
 		call_rcu(&ns->root->rcu, hl_res_free_rcu);
+		hl_cluster_free(ns->cl);
 		kfree(ns);
 		cond_resched();
 	}

@@ -1,0 +1,761 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock: cluster lock spaces on the kernel's DLM.
+ *
+ * The module parameter "cluster" names a DLM lockspace (set up by
+ * corosync and dlm_controld); while it is set, the lock space of the
+ * initial IPC namespace is bound to it, and what a locker holds there is
+ * also held, node-wide, in the DLM.  Node-level caching, as GFS2's glocks
+ * do it: each resource of the space has one DLM lock per node (struct
+ * hl_clk), in the mode that covers what this node's lockers hold and want.
+ * The core grants a request only when that mode covers it (hl_head's
+ * node_mode); when it does not, the request waits in the queue like any
+ * other, and this file converts the DLM lock up.  The DLM lock is kept
+ * after the last local release, so relocking costs no round trip, until
+ * a blocking AST says that another node waits: from then on new local
+ * requests that conflict with it wait too (hl_head's remote_mask), and
+ * once the local holders allow it the DLM lock goes down to what they
+ * still hold, NL when nothing, and the other node gets its turn.  (With
+ * the parameter cluster_cache off it goes down at every release instead,
+ * so that every lock is a DLM round trip: for comparison.)
+ *
+ * DLM modes NL, CR, CW, PR, PW and EX are hlock's NL, IS, IX, S, SIX and X,
+ * with the same numbers and the same compatibility matrix.
+ *
+ * Resource names: DLM names are at most DLM_RESNAME_MAXLEN (64) bytes.  A
+ * resource's name is a byte saying how it was made, then either its path
+ * as it is ('p', paths of up to 63 bytes; the root is "p" alone) or the
+ * SHA-256 of the path ('h', 32 bytes).  The two kinds cannot meet (their
+ * first bytes differ), two paths of one kind have the same name only if
+ * they are equal or their digests collide, and every node computes the
+ * same name for the same path.
+ *
+ * Context of the DLM's callbacks: they must not sleep and may run in
+ * softirq.  They only note what happened and queue the resource's work
+ * (hl_clk_work()), which does the rest in process context: dlm_lock()
+ * may sleep, and continuing the lockers it grants takes their mutexes.
+ *
+ * Locking: a resource's hl_clk is protected by its head lock, but for
+ * @done and @basts, which the callbacks set atomically.  One work item
+ * per resource, and a workqueue does not run one item twice at once, so
+ * there is at most one DLM request in flight per resource (@busy).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <crypto/sha2.h>
+#include <linux/dlm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "hlock_internal.h"
+
+/* Bytes of a lock value block: the same on every node of a lockspace. */
+#define HL_CLUSTER_LVB_LEN	32
+/* Kinds of DLM resource names (their first byte). */
+#define HL_NAME_PATH		'p'
+#define HL_NAME_HASH		'h'
+
+/* The DLM's entry points, taken when binding: hlock does not need dlm.ko. */
+struct hl_dlm_ops {
+	typeof(dlm_new_lockspace) *new_lockspace;
+	typeof(dlm_release_lockspace) *release_lockspace;
+	typeof(dlm_lock) *lock;
+	typeof(dlm_unlock) *unlock;
+};
+
+/**
+ * struct hl_cluster - A lock space's binding to a DLM lockspace.
+ * @ls: The DLM lockspace.
+ * @wq: Where the resources' work runs.
+ * @dead: Set once the binding ends: no more DLM calls.
+ * @requests: DLM requests made (locks, conversions, unlocks).
+ * @basts: Blocking ASTs received.
+ * @name: The lockspace's name.
+ */
+struct hl_cluster {
+	dlm_lockspace_t *ls;
+	struct workqueue_struct *wq;
+	bool dead;
+	atomic_long_t requests;
+	atomic_long_t basts;
+	char name[DLM_LOCKSPACE_LEN + 1];
+};
+
+/**
+ * struct hl_clk - This node's DLM lock on one resource of a cluster space.
+ * @lksb: The DLM's status block of the lock.
+ * @work: Does what a callback or the core asked for (hl_clk_work()).
+ * @r: The resource.
+ * @cl: Its space's binding.
+ * @done: Set by the completion AST.
+ * @basts: Modes (bits) of the blocking ASTs not yet looked at.
+ * @busy: A request of this lock is in flight in the DLM.
+ * @exists: The DLM lock exists (@lksb.sb_lkid is valid).
+ * @unlocking: The request in flight is its unlock.
+ * @unlock: The reclaim worker wants the resource: unlock it if unused.
+ * @deadlk: The last conversion was refused as a conversion deadlock: go
+ *	down to what is held before asking again.
+ * @noqueue: The request in flight has DLM_LKF_NOQUEUE: it is answered at
+ *	once, granted or refused.
+ * @refused_seq: The DLM last refused a DLM_LKF_NOQUEUE conversion when
+ *	the newest request queued on the head had this sequence number:
+ *	try-locks up to it give up.
+ * @answer_wq: Where try-locks wait for the answer.
+ * @down: The request in flight gives up some of the mode held (this node
+ *	grants no more than both cover meanwhile: hl_meet()).
+ * @mode: The mode the DLM granted this node's lock (HLOCK_NL while it
+ *	does not exist).  The head's node_mode, what the core may grant, is
+ *	never more, and less while a conversion down is in flight.
+ * @asked: Mode of the request in flight.
+ * @namelen: Bytes of @name.
+ * @name: The DLM resource name (see the top of the file).
+ * @lvb: The lock value block the DLM reads and writes.
+ */
+struct hl_clk {
+	struct dlm_lksb lksb;
+	struct work_struct work;
+	struct hl_res *r;
+	struct hl_cluster *cl;
+	unsigned long done;
+	atomic_t basts;
+	bool busy;
+	bool exists;
+	bool unlocking;
+	bool unlock;
+	bool deadlk;
+	bool noqueue;
+	bool down;
+	unsigned char mode;
+	s64 refused_seq;
+	wait_queue_head_t answer_wq;
+	unsigned char asked;
+	unsigned char namelen;
+	char name[DLM_RESNAME_MAXLEN];
+	char lvb[HL_CLUSTER_LVB_LEN];
+};
+
+static struct hl_dlm_ops hl_dlm;
+/* Keep a resource's DLM lock after the last local release (caching). */
+static bool hl_cluster_cache = true;
+module_param_named(cluster_cache, hl_cluster_cache, bool, 0644);
+MODULE_PARM_DESC(cluster_cache,
+		 "Keep each resource's DLM lock after the last local release (default 1; 0: every lock is a DLM round trip)");
+/* The parameter as last set; guarded by hl_cluster_lock. */
+static char hl_cluster_param[DLM_LOCKSPACE_LEN + 1];
+static DEFINE_MUTEX(hl_cluster_lock);
+/* Set by hl_cluster_init(): the module is up, bind now rather than later. */
+static bool hl_cluster_ready;
+
+static void hl_dlm_put(void)
+{
+	if (!hl_dlm.lock)
+		return;
+	symbol_put(dlm_new_lockspace);
+	symbol_put(dlm_release_lockspace);
+	symbol_put(dlm_lock);
+	symbol_put(dlm_unlock);
+	memset(&hl_dlm, 0, sizeof(hl_dlm));
+}
+
+/* Take the DLM's entry points; dlm.ko must be loaded.  Return: 0 or -errno. */
+static int hl_dlm_get(void)
+{
+	if (hl_dlm.lock)
+		return 0;
+	hl_dlm.new_lockspace = symbol_get(dlm_new_lockspace);
+	hl_dlm.release_lockspace = symbol_get(dlm_release_lockspace);
+	hl_dlm.lock = symbol_get(dlm_lock);
+	hl_dlm.unlock = symbol_get(dlm_unlock);
+	if (hl_dlm.new_lockspace && hl_dlm.release_lockspace && hl_dlm.lock &&
+	    hl_dlm.unlock)
+		return 0;
+	if (hl_dlm.new_lockspace)
+		symbol_put(dlm_new_lockspace);
+	if (hl_dlm.release_lockspace)
+		symbol_put(dlm_release_lockspace);
+	if (hl_dlm.lock)
+		symbol_put(dlm_lock);
+	if (hl_dlm.unlock)
+		symbol_put(dlm_unlock);
+	memset(&hl_dlm, 0, sizeof(hl_dlm));
+	return -ENOPROTOOPT;
+}
+
+/* The greatest mode that both @a and @b cover. */
+static unsigned int hl_meet(unsigned int a, unsigned int b)
+{
+	unsigned int m;
+
+	for (m = HLOCK_X; m > HLOCK_NL; m--)
+		if (hl_covers(a, m) && hl_covers(b, m))
+			break;
+	return m;
+}
+
+/*
+ * What the DLM lock of @c should become now: a mode, or -1 for nothing to
+ * do.  Down to what the local holders keep when another node waits for a
+ * mode that conflicts with this node's (or, after a conversion deadlock,
+ * in any case), up to it when their conversions need more; else up to
+ * what they need, when that is not covered.
+ * Context: head lock.
+ */
+static int hl_clk_target(struct hl_clk *c, struct hl_head *h)
+{
+	unsigned int keep, need;
+
+	if (c->busy || c->cl->dead || h->dead)
+		return -1;
+	keep = hl_node_keep(h);
+	if (c->deadlk && keep != c->mode)
+		return keep;
+	/*
+	 * Not caching: a release lowered what may be granted to what is
+	 * held (hl_node_update()); the DLM lock follows, before anything
+	 * that waits asks for more again.
+	 */
+	if (!READ_ONCE(hl_cluster_cache) && !hl_covers(h->node_mode, c->mode))
+		return h->node_mode;
+	if (h->remote_mask) {
+		/*
+		 * A holder converts beyond what this node holds: ask, even
+		 * though another node waits.  The holder already blocks it,
+		 * and the DLM grants a compatible conversion ahead of waiting
+		 * requests; holding back would deadlock the two nodes.
+		 */
+		if (!hl_covers(c->mode, keep))
+			return keep;
+		if (!hl_conflicts(c->mode, h->remote_mask))
+			return -1;
+		if (hl_conflicts(keep, h->remote_mask))
+			return -1;
+		return keep;
+	}
+	need = hl_node_need(h);
+	if (hl_covers(c->mode, need) && (c->exists || need == HLOCK_NL))
+		return -1;
+	return need;
+}
+
+/*
+ * hl_node_update() - The core's hook: the needs of a cluster head may have
+ * changed.  Context: head lock.
+ */
+void hl_node_update(struct hl_head *h)
+{
+	struct hl_clk *c = hl_res_of(h)->clk;
+	unsigned int keep;
+
+	lockdep_assert_held(&h->lock);
+	/*
+	 * Not caching: what a release gave up is given up at once, not when
+	 * the work gets to it (it would find the next lock held already).
+	 */
+	if (!READ_ONCE(hl_cluster_cache) && !h->wait_mask) {
+		keep = hl_node_keep(h);
+		h->node_mode = hl_meet(h->node_mode, keep);
+	}
+	if (hl_clk_target(c, h) >= 0)
+		queue_work(c->cl->wq, &c->work);
+}
+
+/* The completion AST: a request of the lock ended (lksb.sb_status). */
+static void hl_clk_ast(void *arg)
+{
+	struct hl_clk *c = arg;
+
+	set_bit(0, &c->done);
+	queue_work(c->cl->wq, &c->work);
+}
+
+/* The blocking AST: another node waits for @mode. */
+static void hl_clk_bast(void *arg, int mode)
+{
+	struct hl_clk *c = arg;
+
+	if (mode <= HLOCK_NL || mode >= HLOCK_NR_MODES)
+		return;
+	atomic_or(hl_mode_bit(mode), &c->basts);
+	atomic_long_inc(&c->cl->basts);
+	queue_work(c->cl->wq, &c->work);
+}
+
+/* The request in flight ended: take in its result.  Context: head lock. */
+static void hl_clk_result(struct hl_clk *c, struct hl_head *h)
+{
+	int status = c->lksb.sb_status;
+
+	c->busy = false;
+	c->noqueue = false;
+	if (c->unlocking) {
+		c->unlocking = false;
+		c->exists = false;
+		c->mode = HLOCK_NL;
+		h->node_mode = HLOCK_NL;
+		return;
+	}
+	switch (status) {
+	case 0:
+		c->exists = true;
+		/* Gone down: the other nodes' turn came. */
+		if (c->down)
+			h->remote_mask = 0;
+		c->mode = c->asked;
+		h->node_mode = c->asked;
+		c->deadlk = false;
+		break;
+	case -EAGAIN:
+		/* DLM_LKF_NOQUEUE: not now.  The try-locks give up. */
+		c->refused_seq = h->back_seq;
+		break;
+	case -EDEADLK:
+		/*
+		 * Another node converts too, and the DLM refused ours: go
+		 * down to what the local holders keep, then ask again
+		 * behind the other node.  If they keep all this node holds,
+		 * their conversions deadlock with the other node's holders
+		 * (as they would on one machine); the next change on the
+		 * head (a release, a timeout, a signal) tries again.
+		 */
+		c->deadlk = true;
+		break;
+	default:
+		pr_warn_ratelimited("DLM lock of a resource in lockspace %s: %d\n",
+				    c->cl->name, status);
+		break;
+	}
+}
+
+/* What hl_clk_work() asks of the DLM once it dropped the head lock. */
+enum hl_clk_call {
+	HL_CLK_NONE,
+	HL_CLK_LOCK,
+	HL_CLK_UNLOCK,
+};
+
+static void hl_clk_work(struct work_struct *work)
+{
+	struct hl_clk *c = container_of(work, struct hl_clk, work);
+	struct hl_head *h = &c->r->head;
+	enum hl_clk_call call = HL_CLK_NONE;
+	bool answered = false;
+	struct hl_grants g;
+	unsigned int basts;
+	int target, ret;
+	u32 flags = 0;
+
+	hl_grants_init(&g);
+	hl_head_lock(h);
+	if (test_and_clear_bit(0, &c->done)) {
+		hl_clk_result(c, h);
+		answered = true;
+	}
+	basts = atomic_xchg(&c->basts, 0);
+	/* Blocking ASTs for modes this node no longer blocks are stale. */
+	if (basts && hl_conflicts(c->mode, basts))
+		hl_node_remote(h, basts);
+	hl_node_changed(h, &g);
+	if (c->unlock) {
+		c->unlock = false;
+		if (!c->busy && c->exists && !READ_ONCE(c->cl->dead) &&
+		    !h->granted_mask && !h->wait_mask) {
+			c->busy = true;
+			c->unlocking = true;
+			h->node_mode = HLOCK_NL;
+			call = HL_CLK_UNLOCK;
+		}
+	}
+	target = call == HL_CLK_NONE ? hl_clk_target(c, h) : -1;
+	if (target >= 0) {
+		c->busy = true;
+		c->asked = target;
+		if (c->exists)
+			flags = DLM_LKF_CONVERT;
+		/*
+		 * From now on the DLM may hold this node to the lower of the
+		 * two modes at any moment: grant no more than that until the
+		 * answer comes (a conversion up keeps the mode held).
+		 */
+		c->down = !hl_covers(target, c->mode);
+		h->node_mode = hl_meet(h->node_mode, target);
+		/*
+		 * Try-locks wait for it: ask for an answer now, unless every
+		 * request here was refused already (then the tries give up).
+		 */
+		if (h->try_waiting && h->back_seq > c->refused_seq &&
+		    !hl_covers(c->mode, target)) {
+			flags |= DLM_LKF_NOQUEUE;
+			c->noqueue = true;
+		}
+		call = HL_CLK_LOCK;
+	}
+	hl_head_unlock(h);
+	hl_grants_continue(&g);
+	/* After the continuations: a try-lock looks at its slot on waking. */
+	if (answered)
+		wake_up_all(&c->answer_wq);
+	if (call != HL_CLK_NONE)
+		atomic_long_inc(&c->cl->requests);
+	if (call != HL_CLK_NONE)
+		pr_debug("lockspace %s, resource %*pE: %s %s (flags %#x)\n",
+			 c->cl->name, c->namelen, c->name,
+			 call == HL_CLK_LOCK ? "lock" : "unlock",
+			 call == HL_CLK_LOCK ? hl_mode_name(target) : "",
+			 flags);
+	if (call == HL_CLK_LOCK)
+		ret = hl_dlm.lock(c->cl->ls, target, &c->lksb, flags, c->name,
+				  c->namelen, 0, hl_clk_ast, c, hl_clk_bast);
+	else if (call == HL_CLK_UNLOCK)
+		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, 0, &c->lksb, c);
+	else
+		return;
+	if (ret) {
+		pr_warn_ratelimited("DLM request in lockspace %s: %d\n",
+				    c->cl->name, ret);
+		hl_head_lock(h);
+		c->busy = false;
+		c->unlocking = false;
+		hl_head_unlock(h);
+	}
+}
+
+static void hl_clk_name(struct hl_clk *c, const char *path, unsigned int len)
+{
+	if (len + 1 <= DLM_RESNAME_MAXLEN) {
+		c->name[0] = HL_NAME_PATH;
+		memcpy(c->name + 1, path, len);
+		c->namelen = len + 1;
+		return;
+	}
+	c->name[0] = HL_NAME_HASH;
+	sha256(path, len, c->name + 1);
+	c->namelen = 1 + SHA256_DIGEST_SIZE;
+}
+
+/*
+ * Whether the waiting request @req of a try-lock waits for this node's
+ * DLM lock alone, and the DLM has not refused it yet.  Context: head lock.
+ */
+static bool hl_clk_try_ok(struct hl_clk *c, struct hl_head *h,
+			  struct hl_req *req)
+{
+	unsigned int m, others;
+
+	/* A queued DLM request is out: it may wait for long. */
+	if (c->busy && !c->noqueue)
+		return false;
+	if (req->seq <= c->refused_seq)
+		return false;
+	if (req->state == HL_CONVERTING) {
+		m = req->convert;
+		others = h->granted_mask;
+		if (h->granted_count[req->mode] == 1)
+			others &= ~hl_mode_bit(req->mode);
+	} else {
+		m = req->mode;
+		others = h->granted_mask | h->remote_mask | h->wait_mask;
+		if (h->wait_count[m] == 1)
+			others &= ~hl_mode_bit(m);
+	}
+	return !hl_conflicts(m, others) && !hl_covers(h->node_mode, m);
+}
+
+/**
+ * hl_cluster_try_wait() - Let a try-lock that waits only for this node's
+ *	DLM lock wait for the DLM's answer.
+ * @f: The locker, its lock held; its operation waits.
+ * @g: Lockers that the caller's grant passes granted, run here.
+ *
+ * A try-lock in a cluster space must not fail only because this node does
+ * not hold the resource yet: the conversion it needs is asked with
+ * DLM_LKF_NOQUEUE, which the DLM grants or refuses at once.  Drops and
+ * retakes the locker lock.
+ *
+ * Context: process context, the locker lock held; may sleep.
+ * Return: 1 when it waited (look at the slot again), 0 when the try gives
+ * up (a conflict on this node, or the DLM refused), -EINTR on a signal.
+ */
+int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
+{
+	struct hl_op *op = &f->lk.op;
+	unsigned int seen;
+	struct hl_head *h;
+	struct hl_req *req;
+	struct hl_clk *c;
+	bool ok;
+	int ret;
+
+	lockdep_assert_held(&f->lock);
+	if (op->state != HL_OP_WAITING || f->tk.pending)
+		return 0;
+	/* The operation holds its waiting level: the head stays. */
+	h = op->heads[op->level];
+	req = op->reqs[op->level];
+	c = hl_res_of(h)->clk;
+	if (!c)
+		return 0;
+	hl_head_lock(h);
+	ok = req->state == HL_GRANTED || hl_clk_try_ok(c, h, req);
+	hl_head_unlock(h);
+	if (!ok)
+		return 0;
+	seen = f->gen;
+	hl_file_unlock(f);
+	hl_grants_run(g);
+	/*
+	 * Until the level is granted (the DLM's grant runs the grant pass
+	 * before it wakes us) or the DLM refused.  The request stays: only
+	 * this call may withdraw the operation.
+	 */
+	ret = wait_event_interruptible(c->answer_wq,
+				       READ_ONCE(req->state) == HL_GRANTED ||
+				       READ_ONCE(f->gen) != seen ||
+				       READ_ONCE(c->refused_seq) >= req->seq);
+	mutex_lock(&f->lock);
+	return ret ? -EINTR : 1;
+}
+
+/**
+ * hl_cluster_res_init() - Make a new resource of a cluster space one.
+ * @r: The resource, not yet visible to anyone.
+ * @cl: The binding of its space.
+ * @path: Its whole path (empty for the root).
+ * @len: Bytes of @path.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
+			const char *path, unsigned int len)
+{
+	struct hl_clk *c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+
+	if (!c)
+		return -ENOMEM;
+	INIT_WORK(&c->work, hl_clk_work);
+	init_waitqueue_head(&c->answer_wq);
+	c->refused_seq = S64_MIN;
+	atomic_set(&c->basts, 0);
+	c->r = r;
+	c->cl = cl;
+	c->lksb.sb_lvbptr = c->lvb;
+	hl_clk_name(c, path, len);
+	r->clk = c;
+	r->head.cluster = true;
+	r->head.node_mode = HLOCK_NL;
+	return 0;
+}
+
+/**
+ * hl_cluster_of() - The binding of a cluster resource's space.
+ * @r: A resource.
+ *
+ * Return: the binding, or NULL when @r is not in a cluster space.
+ */
+struct hl_cluster *hl_cluster_of(struct hl_res *r)
+{
+	return r->clk ? r->clk->cl : NULL;
+}
+
+/**
+ * hl_cluster_may_free() - Whether an unused cluster resource may go.
+ * @r: The resource, unused as far as the core knows.
+ *
+ * Not while this node has a DLM lock on it: the first call starts its
+ * unlock, and a later one (the next reclaim pass) lets it go.
+ *
+ * Context: head lock of @r.
+ * Return: true when it may be freed.
+ */
+bool hl_cluster_may_free(struct hl_res *r)
+{
+	struct hl_clk *c = r->clk;
+
+	lockdep_assert_held(&r->head.lock);
+	if (!c || READ_ONCE(c->cl->dead))
+		return true;
+	if (c->busy || work_pending(&c->work))
+		return false;
+	if (!c->exists)
+		return true;
+	if (!r->head.granted_mask && !r->head.wait_mask) {
+		/* dlm_unlock() may sleep: the work calls it. */
+		c->unlock = true;
+		queue_work(c->cl->wq, &c->work);
+	}
+	return false;
+}
+
+/**
+ * hl_cluster_res_free() - Free what a resource had of a cluster space.
+ * @r: The resource, unreachable.
+ */
+void hl_cluster_res_free(struct hl_res *r)
+{
+	kfree(r->clk);
+	r->clk = NULL;
+}
+
+/**
+ * hl_cluster_join() - Bind to the DLM lockspace @name.
+ * @name: Its name.
+ *
+ * Context: process context, may sleep (the join waits for every member).
+ * Return: the binding, or an ERR_PTR(): -ENOPROTOOPT when dlm.ko is not
+ * loaded, or the DLM's error (-ENOTCONN when this node is not configured
+ * in a cluster).
+ */
+struct hl_cluster *hl_cluster_join(const char *name)
+{
+	struct hl_cluster *cl;
+	int ret;
+
+	ret = hl_dlm_get();
+	if (ret)
+		return ERR_PTR(ret);
+	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
+	if (!cl)
+		return ERR_PTR(-ENOMEM);
+	strscpy(cl->name, name, sizeof(cl->name));
+	cl->wq = alloc_workqueue("hlock_cluster", WQ_UNBOUND, 0);
+	if (!cl->wq) {
+		kfree(cl);
+		return ERR_PTR(-ENOMEM);
+	}
+	ret = hl_dlm.new_lockspace(cl->name, NULL, 0, HL_CLUSTER_LVB_LEN,
+				   NULL, NULL, NULL, &cl->ls);
+	if (ret) {
+		destroy_workqueue(cl->wq);
+		kfree(cl);
+		return ERR_PTR(ret);
+	}
+	pr_info("joined DLM lockspace %s\n", cl->name);
+	return cl;
+}
+
+/**
+ * hl_cluster_leave() - End a binding: leave the DLM lockspace.
+ * @cl: The binding, or NULL.
+ *
+ * This node's DLM locks go with the lockspace; the resources that had
+ * them are freed as any other, later.
+ *
+ * Context: process context; no locker of the space is left.  The
+ * binding itself stays until hl_cluster_free(), for its resources.
+ */
+void hl_cluster_leave(struct hl_cluster *cl)
+{
+	if (!cl)
+		return;
+	WRITE_ONCE(cl->dead, true);
+	/* Work already queued finds @dead set and calls the DLM no more. */
+	drain_workqueue(cl->wq);
+	/* Force 2: whatever locks are left go too; no callback after. */
+	hl_dlm.release_lockspace(cl->ls, 2);
+	drain_workqueue(cl->wq);
+	destroy_workqueue(cl->wq);
+	cl->wq = NULL;
+	pr_info("left DLM lockspace %s after %ld DLM requests and %ld blocking ASTs\n",
+		cl->name, atomic_long_read(&cl->requests),
+		atomic_long_read(&cl->basts));
+}
+
+/**
+ * hl_cluster_free() - Free a binding that hl_cluster_leave() ended.
+ * @cl: The binding, or NULL.
+ *
+ * Context: its space's resources are all freed, or never look at it again.
+ */
+void hl_cluster_free(struct hl_cluster *cl)
+{
+	kfree(cl);
+}
+
+/**
+ * hl_cluster_name() - The name of a binding's lockspace.
+ * @cl: The binding.
+ *
+ * Return: the name.
+ */
+const char *hl_cluster_name(const struct hl_cluster *cl)
+{
+	return cl->name;
+}
+
+/* Bind the initial space as the parameter says.  Context: hl_cluster_lock. */
+static int hl_cluster_apply(const char *name)
+{
+	lockdep_assert_held(&hl_cluster_lock);
+	return hl_ns_rebind(*name ? name : NULL);
+}
+
+static int hl_cluster_set(const char *val, const struct kernel_param *kp)
+{
+	char name[DLM_LOCKSPACE_LEN + 1];
+	size_t len = strcspn(val, "\n");
+	int ret = 0;
+
+	if (len > DLM_LOCKSPACE_LEN)
+		return -ENAMETOOLONG;
+	memcpy(name, val, len);
+	name[len] = 0;
+	mutex_lock(&hl_cluster_lock);
+	if (hl_cluster_ready && strcmp(name, hl_cluster_param))
+		ret = hl_cluster_apply(name);
+	if (!ret)
+		strscpy(hl_cluster_param, name, sizeof(hl_cluster_param));
+	mutex_unlock(&hl_cluster_lock);
+	return ret;
+}
+
+static int hl_cluster_get(char *buf, const struct kernel_param *kp)
+{
+	int ret;
+
+	mutex_lock(&hl_cluster_lock);
+	ret = sysfs_emit(buf, "%s\n", hl_cluster_param);
+	mutex_unlock(&hl_cluster_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops hl_cluster_ops = {
+	.set = hl_cluster_set,
+	.get = hl_cluster_get,
+};
+module_param_cb(cluster, &hl_cluster_ops, NULL, 0644);
+MODULE_PARM_DESC(cluster,
+		 "DLM lockspace the initial IPC namespace's lock space is bound to (empty: this machine only)");
+
+/**
+ * hl_cluster_init() - Bind as the parameter given at load time says.
+ *
+ * Context: module init, after the lock spaces are up.
+ * Return: 0 or -errno.
+ */
+int hl_cluster_init(void)
+{
+	int ret = 0;
+
+	mutex_lock(&hl_cluster_lock);
+	if (*hl_cluster_param)
+		ret = hl_cluster_apply(hl_cluster_param);
+	if (!ret)
+		hl_cluster_ready = true;
+	mutex_unlock(&hl_cluster_lock);
+	return ret;
+}
+
+/**
+ * hl_cluster_exit() - Drop the DLM's entry points.
+ *
+ * Context: module exit, every binding ended.
+ */
+void hl_cluster_exit(void)
+{
+	mutex_lock(&hl_cluster_lock);
+	hl_cluster_ready = false;
+	hl_dlm_put();
+	mutex_unlock(&hl_cluster_lock);
+}
