@@ -22,8 +22,10 @@ else
 	echo "not ok 1 node $HLOCK_NODE joins the lockspace"
 	exit 1
 fi
+# The members of lockspace smoke (dlm_tool ls lists hlock's too).
 members() {
-	dlm_tool ls | sed -n 's/^members *//p'
+	dlm_tool ls | awk '$1 == "name" { ls = $2 }
+		$1 == "members" && ls == "smoke" { $1 = ""; print }'
 }
 i=0
 until [ "$(members | wc -w)" = "$HLOCK_NODES" ]; do

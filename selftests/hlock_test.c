@@ -2418,4 +2418,40 @@ TEST_F_TIMEOUT(fifo, fifo_cancelled_conversion_drops_compat_first, TEST_TMO)
 	ASSERT_GRANTED(w3);
 }
 
+#define SYSFS_CLUSTER	"/sys/module/hlock/parameters/cluster"
+
+/*
+ * The module parameter "cluster" on a machine without the DLM: every bad
+ * binding gets a clear error and leaves the lock space as it was.
+ */
+TEST(cluster_param_errors)
+{
+	char name[80], buf[80];
+	int fd, ret;
+
+	if (access("/sys/module/dlm", F_OK) == 0)
+		SKIP(return, "dlm.ko is loaded here: the errors differ");
+	fd = hlock_open();
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, hlock_lock(fd, "held", HLOCK_X, 0, 0));
+	ASSERT_EQ(-EBUSY, write_file_str(SYSFS_CLUSTER, "hlock", 0))
+		TH_LOG("a locker is open: the space cannot be replaced");
+	ASSERT_EQ(HLOCK_X, hlock_held(fd, "held"));
+	close(fd);
+	ret = write_file_str(SYSFS_CLUSTER, "hlock", 0);
+	ASSERT_EQ(-ENOPROTOOPT, ret)
+		TH_LOG("without dlm.ko: %s", strerror(-ret));
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	ASSERT_EQ(-ENAMETOOLONG, write_file_str(SYSFS_CLUSTER, name, 0));
+	ASSERT_EQ(0, read_file_str(SYSFS_CLUSTER, buf, sizeof(buf)));
+	ASSERT_STREQ("", buf);
+	/* Clearing it when clear is no change, and nothing fails. */
+	ASSERT_EQ(0, write_file_str(SYSFS_CLUSTER, "\n", 0));
+	fd = hlock_open();
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, hlock_lock(fd, "held", HLOCK_X, 0, 0));
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

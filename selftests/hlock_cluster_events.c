@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A helper of hlock_cluster_test.sh: hold a lock until a waiter blocks on
+ * it, on this node or another.
+ *
+ *   hlock_cluster_events PATH SECONDS
+ *
+ * Takes X on PATH, asks for blocking notifications, prints "held", and
+ * polls the locker for POLLPRI for up to SECONDS.  Exits 0 once POLLPRI
+ * came with HLOCK_EVENT_BLOCKING and HLOCK_IOC_BLOCKING says that PATH
+ * blocks a waiter; then closes the locker, which releases the lock.  Exits
+ * 1 otherwise (no notification in time, or a call failed).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlock.h"
+
+int main(int argc, char **argv)
+{
+	struct pollfd pfd = { .events = POLLPRI };
+	unsigned int events = 0;
+	int fd, ret;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: hlock_cluster_events PATH SECONDS\n");
+		return 64;
+	}
+	fd = hlock_open();
+	if (fd < 0 || hlock_lock(fd, argv[1], HLOCK_X, 0, -1) ||
+	    hlock_events_want(fd, HLOCK_EVENT_BLOCKING)) {
+		fprintf(stderr, "hlock_cluster_events: cannot hold %s\n",
+			argv[1]);
+		return 1;
+	}
+	printf("held\n");
+	fflush(stdout);
+	pfd.fd = fd;
+	ret = poll(&pfd, 1, atoi(argv[2]) * 1000);
+	if (ret != 1 || !(pfd.revents & POLLPRI)) {
+		fprintf(stderr, "hlock_cluster_events: no POLLPRI (%d)\n", ret);
+		return 1;
+	}
+	ret = hlock_events(fd, &events);
+	if (ret || !(events & HLOCK_EVENT_BLOCKING)) {
+		fprintf(stderr, "hlock_cluster_events: events %#x (%s)\n",
+			events, ret ? strerror(-ret) : "no BLOCKING");
+		return 1;
+	}
+	ret = hlock_blocking(fd, argv[1]);
+	if (ret != 1) {
+		fprintf(stderr, "hlock_cluster_events: HLOCK_IOC_BLOCKING %d\n",
+			ret);
+		return 1;
+	}
+	printf("blocking\n");
+	return 0;
+}

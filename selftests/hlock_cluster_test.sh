@@ -1,0 +1,326 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# hlock across machines, run on every node of a cluster by
+#
+#   scripts/vm-cluster --extra build/tools/hlock \
+#           --extra build/selftests/hlock_cluster_events \
+#           N selftests/hlock_cluster_test.sh [nocache]
+#
+# which binds each node's lock space to the DLM lockspace "hlock" before
+# this starts.  Every node runs every test, in the same order: the nodes
+# meet at barriers (vm-cluster-barrier) between the steps, and each test
+# says which node does what.  A node that must wait checks, at a barrier
+# the holder has not passed yet, that it still waits: nothing here
+# depends on how fast a VM runs, only on the order the barriers give.
+# With "nocache", every node runs with the module parameter cluster_cache
+# at 0 (every lock a DLM round trip).  Prints TAP; exits 1 if a test
+# failed on this node.
+
+node=${HLOCK_NODE:?run me with scripts/vm-cluster}
+nodes=${HLOCK_NODES:?run me with scripts/vm-cluster}
+# The most any single wait in here may take; no test relies on it.
+LONG=60
+n=0
+failed=0
+
+echo "TAP version 13"
+echo "1..9"
+if [ "${1:-}" = nocache ]; then
+	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
+	echo "# cluster_cache=0"
+fi
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n $*"
+}
+
+not_ok() {
+	n=$((n + 1))
+	failed=1
+	echo "not ok $n $*"
+}
+
+skip() {
+	n=$((n + 1))
+	echo "ok $n # SKIP $*"
+}
+
+bar() {
+	vm-cluster-barrier "$1" || {
+		echo "# barrier $1 failed"
+		exit 1
+	}
+}
+
+# Whether the background command with marker $1 was granted: it touches
+# /tmp/$1 once it holds its lock.
+granted() {
+	[ -e "/tmp/$1" ]
+}
+
+# 1. X on node 1 blocks S on node 2 until node 1 releases it.
+t=ok
+case $node in
+1)
+	hlock a -c "vm-cluster-barrier x-held && vm-cluster-barrier s-waits" ||
+		t="node 1's X failed"
+	;;
+2)
+	bar x-held
+	hlock -w $LONG -s a touch /tmp/s-granted &
+	pid=$!
+	sleep 1
+	! granted s-granted || t="S granted while node 1 held X"
+	bar s-waits
+	wait $pid || t="S failed after node 1 released"
+	granted s-granted || t="S never granted"
+	;;
+*)
+	bar x-held
+	bar s-waits
+	;;
+esac
+[ "$t" = ok ] && ok "X on node 1 blocks S on node 2 until released" ||
+	not_ok "X on node 1 blocks S on node 2 until released: $t"
+
+# 2. Intents: X on db/a (node 1) and X on db/b (node 2) are both granted,
+# X on db (node 3) waits for both.
+if [ "$nodes" -lt 3 ]; then
+	skip "intents across nodes: needs 3 nodes"
+else
+	t=ok
+	case $node in
+	1 | 2)
+		p=db/a
+		[ "$node" = 1 ] || p=db/b
+		hlock -w $LONG "$p" -c "vm-cluster-barrier both-held &&
+			vm-cluster-barrier db-waits &&
+			{ [ $node = 2 ] || vm-cluster-barrier db-waits-2; }" ||
+			t="X on $p failed"
+		[ "$node" = 1 ] || bar db-waits-2
+		;;
+	3)
+		bar both-held
+		hlock -w $LONG db touch /tmp/db-granted &
+		pid=$!
+		sleep 1
+		! granted db-granted || t="X on db granted beside X on db/a"
+		bar db-waits
+		sleep 1
+		! granted db-granted || t="X on db granted beside X on db/b"
+		bar db-waits-2
+		wait $pid || t="X on db failed"
+		granted db-granted || t="X on db never granted"
+		;;
+	*)
+		bar both-held
+		bar db-waits
+		bar db-waits-2
+		;;
+	esac
+	[ "$t" = ok ] && ok "intents across nodes" ||
+		not_ok "intents across nodes: $t"
+fi
+
+# 3. A waiting X on node 2 is not starved by overlapping S holders on the
+# other nodes: two readers per node, each retaking S at once.
+t=ok
+rm -f /tmp/stop
+if [ "$node" != 2 ]; then
+	for i in 1 2; do
+		(
+			while [ ! -e /tmp/stop ]; do
+				hlock -s f sleep 0.3 || exit 1
+			done
+		) &
+		eval "reader$i=\$!"
+		sleep 0.15
+	done
+	bar readers
+	bar writer-done
+	touch /tmp/stop
+	# shellcheck disable=SC2154 # set by the eval above
+	wait "$reader1" && wait "$reader2" || t="a reader failed"
+else
+	bar readers
+	hlock -w $LONG f true || t="X starved behind the readers"
+	bar writer-done
+fi
+[ "$t" = ok ] && ok "a waiting X is not starved by S on other nodes" ||
+	not_ok "a waiting X is not starved by S on other nodes: $t"
+
+# 4. A try and a timeout while another node holds the lock; then tries
+# where this node holds the DLM lock already, and where it does not and
+# nobody does (asked with DLM_LKF_NOQUEUE), are granted.
+t=ok
+case $node in
+1)
+	hlock t -c "vm-cluster-barrier t-held && vm-cluster-barrier t-tried" ||
+		t="node 1's X failed"
+	bar t-released
+	;;
+2)
+	bar t-held
+	hlock -n t true
+	[ $? = 1 ] || t="-n did not fail"
+	hlock -w 1 t true
+	[ $? = 1 ] || t="-w 1 did not time out"
+	bar t-tried
+	bar t-released
+	hlock -w $LONG t true || t="X failed after node 1 released"
+	hlock -n t true || t="-n failed where this node holds the DLM lock"
+	hlock -n -s t2/new true || t="-n failed on a resource nobody holds"
+	;;
+*)
+	bar t-held
+	bar t-tried
+	bar t-released
+	;;
+esac
+[ "$t" = ok ] && ok "try and timeout against another node's lock" ||
+	not_ok "try and timeout against another node's lock: $t"
+
+# 5. A signal ends a wait for another node's lock, and leaves nothing
+# that would keep the lock from node 1 afterwards.
+t=ok
+case $node in
+1)
+	hlock k -c "vm-cluster-barrier k-held && vm-cluster-barrier k-killed" ||
+		t="node 1's X failed"
+	hlock -w $LONG k true || t="node 1 cannot take X again"
+	bar k-again
+	;;
+2)
+	bar k-held
+	hlock -w $LONG k true &
+	pid=$!
+	sleep 1
+	kill -TERM $pid
+	wait $pid
+	[ $? -gt 128 ] || t="the waiter did not die of the signal"
+	bar k-killed
+	bar k-again
+	;;
+*)
+	bar k-held
+	bar k-killed
+	bar k-again
+	;;
+esac
+[ "$t" = ok ] && ok "a signal ends a wait for another node's lock" ||
+	not_ok "a signal ends a wait for another node's lock: $t"
+
+# 6. Every node in turn takes X on one resource, node 1 twice: each
+# waits for the one before to release.
+t=ok
+i=1
+while [ $i -le "$nodes" ]; do
+	if [ "$i" = "$node" ]; then
+		hlock -w $LONG r -c "echo $node >/tmp/r-held" ||
+			t="X on r failed"
+	fi
+	bar "r-$i"
+	i=$((i + 1))
+done
+if [ "$node" = 1 ]; then
+	hlock -w $LONG r true || t="X on r again failed"
+fi
+bar r-again
+[ "$t" = ok ] && ok "X on one resource passes from node to node" ||
+	not_ok "X on one resource passes from node to node: $t"
+
+# 7. Long paths: two paths of more than 63 bytes that differ only at their
+# end are two resources on every node (their DLM names are digests).
+t=ok
+long=l/0123456789012345678901234567890123456789012345678901234567890123456789
+case $node in
+1)
+	hlock "$long/x" -c "vm-cluster-barrier long-held &&
+		vm-cluster-barrier long-done" || t="X on the long path failed"
+	;;
+2)
+	bar long-held
+	hlock -n "$long/y" true || t="X on a sibling long path conflicted"
+	hlock -w 1 "$long/x" true
+	[ $? = 1 ] || t="X on the same long path did not wait"
+	bar long-done
+	;;
+*)
+	bar long-held
+	bar long-done
+	;;
+esac
+[ "$t" = ok ] && ok "long paths map to distinct DLM resources" ||
+	not_ok "long paths map to distinct DLM resources: $t"
+
+# 8. A holder is told (POLLPRI, HLOCK_EVENT_BLOCKING) when another node
+# waits on its lock; it then lets go, and the waiter is granted.
+t=ok
+case $node in
+1)
+	hlock_cluster_events n $LONG >/tmp/events &
+	pid=$!
+	i=0
+	until grep -q held /tmp/events; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || break
+		sleep 0.1
+	done
+	bar n-held
+	wait $pid || t="not told while node 2 waited"
+	bar n-done
+	;;
+2)
+	bar n-held
+	hlock -w $LONG n true || t="node 2's X failed"
+	bar n-done
+	;;
+*)
+	bar n-held
+	bar n-done
+	;;
+esac
+[ "$t" = ok ] && ok "a holder is told when another node waits" ||
+	not_ok "a holder is told when another node waits: $t"
+
+# 9. A holder of IS on q (node 1) converts it to IX, for X on q/b, while
+# node 2 waits for X on q: the conversion is asked of the DLM all the
+# same (node 1's IS already blocks node 2), or the two nodes deadlock.
+t=ok
+case $node in
+1)
+	(
+		hlock -s 9 q/a || exit 2
+		vm-cluster-barrier q-held || exit 2
+		vm-cluster-barrier q-waits || exit 2
+		hlock -w $LONG 9 q/b || exit 1
+	) 9<>/dev/hlock
+	case $? in
+	0) ;;
+	1) t="the conversion to IX never came" ;;
+	*) t="S on q/a or a barrier failed" ;;
+	esac
+	bar q-done
+	;;
+2)
+	bar q-held
+	hlock -w $LONG q touch /tmp/q-granted &
+	pid=$!
+	sleep 1
+	bar q-waits
+	bar q-done
+	wait $pid || t="X on q failed"
+	granted q-granted || t="X on q never granted"
+	;;
+*)
+	bar q-held
+	bar q-waits
+	bar q-done
+	;;
+esac
+[ "$t" = ok ] && ok "a conversion is not held back by another node's wait" ||
+	not_ok "a conversion is not held back by another node's wait: $t"
+
+exit $failed
