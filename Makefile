@@ -102,6 +102,7 @@ deps:
 # links libsmartcols.so (and the C library) dynamically, and scripts/vm-run
 # copies those libraries into the VM.
 TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-demo hlock lshlock hlock-bench \
+	hlock-cluster-bench \
 	hlock-uring-demo)
 URING_TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-bench hlock-uring-demo)
 tools: $(TOOLS)
