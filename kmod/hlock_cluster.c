@@ -102,6 +102,8 @@ struct hl_cluster {
  * @refused_seq: The DLM last refused a DLM_LKF_NOQUEUE conversion when
  *	the newest request queued on the head had this sequence number:
  *	try-locks up to it give up.
+ * @passes: Passes of the work: a try-lock waiting for an answer looks
+ *	again after each (the answer, or a change that makes it moot).
  * @answer_wq: Where try-locks wait for the answer.
  * @down: The request in flight gives up some of the mode held (this node
  *	grants no more than both cover meanwhile: hl_meet()).
@@ -129,6 +131,7 @@ struct hl_clk {
 	bool down;
 	unsigned char mode;
 	s64 refused_seq;
+	unsigned long passes;
 	wait_queue_head_t answer_wq;
 	unsigned char asked;
 	unsigned char namelen;
@@ -340,7 +343,6 @@ static void hl_clk_work(struct work_struct *work)
 	struct hl_clk *c = container_of(work, struct hl_clk, work);
 	struct hl_head *h = &c->r->head;
 	enum hl_clk_call call = HL_CLK_NONE;
-	bool answered = false;
 	struct hl_grants g;
 	unsigned int basts;
 	int target, ret;
@@ -348,10 +350,9 @@ static void hl_clk_work(struct work_struct *work)
 
 	hl_grants_init(&g);
 	hl_head_lock(h);
-	if (test_and_clear_bit(0, &c->done)) {
+	if (test_and_clear_bit(0, &c->done))
 		hl_clk_result(c, h);
-		answered = true;
-	}
+	WRITE_ONCE(c->passes, c->passes + 1);
 	basts = atomic_xchg(&c->basts, 0);
 	/* Blocking ASTs for modes this node no longer blocks are stale. */
 	if (basts && hl_conflicts(c->mode, basts))
@@ -394,8 +395,7 @@ static void hl_clk_work(struct work_struct *work)
 	hl_head_unlock(h);
 	hl_grants_continue(&g);
 	/* After the continuations: a try-lock looks at its slot on waking. */
-	if (answered)
-		wake_up_all(&c->answer_wq);
+	wake_up_all(&c->answer_wq);
 	if (call != HL_CLK_NONE)
 		atomic_long_inc(&c->cl->requests);
 	if (call != HL_CLK_NONE)
@@ -443,8 +443,17 @@ static bool hl_clk_try_ok(struct hl_clk *c, struct hl_head *h,
 {
 	unsigned int m, others;
 
-	/* A queued DLM request is out: it may wait for long. */
-	if (c->busy && !c->noqueue)
+	/*
+	 * A queued DLM request is out: it may wait for long.  One that only
+	 * gives up mode (an unlock, a conversion down: not caching, every
+	 * release makes one) is answered at once, as a NOQUEUE one is: wait
+	 * for that answer, after which the work asks for the try's mode.
+	 */
+	if (c->busy && !c->noqueue && !c->unlocking &&
+	    !hl_covers(c->mode, c->asked))
+		return false;
+	/* Nothing in flight, nothing to ask: no answer would come. */
+	if (!c->busy && hl_clk_target(c, h) < 0)
 		return false;
 	if (req->seq <= c->refused_seq)
 		return false;
@@ -480,6 +489,7 @@ static bool hl_clk_try_ok(struct hl_clk *c, struct hl_head *h,
 int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
 {
 	struct hl_op *op = &f->lk.op;
+	unsigned long passes;
 	unsigned int seen;
 	struct hl_head *h;
 	struct hl_req *req;
@@ -498,6 +508,7 @@ int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
 		return 0;
 	hl_head_lock(h);
 	ok = req->state == HL_GRANTED || hl_clk_try_ok(c, h, req);
+	passes = c->passes;
 	hl_head_unlock(h);
 	if (!ok)
 		return 0;
@@ -506,13 +517,14 @@ int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
 	hl_grants_run(g);
 	/*
 	 * Until the level is granted (the DLM's grant runs the grant pass
-	 * before it wakes us) or the DLM refused.  The request stays: only
-	 * this call may withdraw the operation.
+	 * before it wakes us), or the work passed again (the DLM answered,
+	 * or refused, or what it waits for changed: look again).  The
+	 * request stays: only this call may withdraw the operation.
 	 */
 	ret = wait_event_interruptible(c->answer_wq,
 				       READ_ONCE(req->state) == HL_GRANTED ||
 				       READ_ONCE(f->gen) != seen ||
-				       READ_ONCE(c->refused_seq) >= req->seq);
+				       READ_ONCE(c->passes) != passes);
 	mutex_lock(&f->lock);
 	return ret ? -EINTR : 1;
 }

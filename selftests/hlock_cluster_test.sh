@@ -25,7 +25,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..10"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -322,5 +322,34 @@ case $node in
 esac
 [ "$t" = ok ] && ok "a conversion is not held back by another node's wait" ||
 	not_ok "a conversion is not held back by another node's wait: $t"
+
+# 10. Tries right after a release.  Without caching, this node's DLM lock
+# is still going down when the try comes: the try waits for that answer
+# and then asks the DLM, it does not fail.  Node 1 takes the lock first,
+# so that it masters the resource and node 2's answers cross the network.
+t=ok
+case $node in
+1)
+	hlock u true || t="node 1's X failed"
+	bar u-mastered
+	bar u-done
+	;;
+2)
+	bar u-mastered
+	i=0
+	while [ $i -lt 20 ]; do
+		hlock -w $LONG u true || t="X failed"
+		hlock -n u true || t="try $i right after a release failed"
+		i=$((i + 1))
+	done
+	bar u-done
+	;;
+*)
+	bar u-mastered
+	bar u-done
+	;;
+esac
+[ "$t" = ok ] && ok "tries right after a release" ||
+	not_ok "tries right after a release: $t"
 
 exit $failed
