@@ -51,8 +51,6 @@
 
 #include "hlock_internal.h"
 
-/* Bytes of a lock value block: the same on every node of a lockspace. */
-#define HL_CLUSTER_LVB_LEN	32
 /* Kinds of DLM resource names (their first byte). */
 #define HL_NAME_PATH		'p'
 #define HL_NAME_HASH		'h'
@@ -113,7 +111,9 @@ struct hl_cluster {
  * @asked: Mode of the request in flight.
  * @namelen: Bytes of @name.
  * @name: The DLM resource name (see the top of the file).
- * @lvb: The lock value block the DLM reads and writes.
+ * @lvb: The lock value block the DLM reads and writes (every request has
+ *	DLM_LKF_VALBLK): the resource's value, copied in before this node
+ *	goes down from SIX or X, out after it goes up from less.
  */
 struct hl_clk {
 	struct dlm_lksb lksb;
@@ -136,7 +136,7 @@ struct hl_clk {
 	unsigned char asked;
 	unsigned char namelen;
 	char name[DLM_RESNAME_MAXLEN];
-	char lvb[HL_CLUSTER_LVB_LEN];
+	char lvb[HLOCK_LVB_LEN];
 };
 
 static struct hl_dlm_ops hl_dlm;
@@ -301,6 +301,16 @@ static void hl_clk_result(struct hl_clk *c, struct hl_head *h)
 	}
 	switch (status) {
 	case 0:
+		/*
+		 * Up from less than SIX (or a new lock): the DLM gave the
+		 * value the last writer left, or said that a node that held
+		 * SIX or X died with it.  From SIX or X, this node's own
+		 * value is the newest.
+		 */
+		if (!hl_covers(c->mode, HLOCK_SIX) &&
+		    hl_covers(c->asked, c->mode))
+			hl_lvb_load(c->r, c->lksb.sb_flags & DLM_SBF_VALNOTVALID ?
+					  NULL : (const u8 *)c->lvb);
 		c->exists = true;
 		/* Gone down: the other nodes' turn came. */
 		if (c->down)
@@ -346,7 +356,7 @@ static void hl_clk_work(struct work_struct *work)
 	struct hl_grants g;
 	unsigned int basts;
 	int target, ret;
-	u32 flags = 0;
+	u32 flags = DLM_LKF_VALBLK;
 
 	hl_grants_init(&g);
 	hl_head_lock(h);
@@ -369,11 +379,19 @@ static void hl_clk_work(struct work_struct *work)
 		}
 	}
 	target = call == HL_CLK_NONE ? hl_clk_target(c, h) : -1;
+	/*
+	 * Going down from SIX or X (or away): the DLM keeps what this node
+	 * published, for the next node to go up.  (Up to X from SIX, it
+	 * writes nothing, and what it reads is not taken in.)
+	 */
+	if ((call != HL_CLK_NONE || target >= 0) &&
+	    hl_covers(c->mode, HLOCK_SIX))
+		hl_lvb_store(c->r, c->lvb);
 	if (target >= 0) {
 		c->busy = true;
 		c->asked = target;
 		if (c->exists)
-			flags = DLM_LKF_CONVERT;
+			flags |= DLM_LKF_CONVERT;
 		/*
 		 * From now on the DLM may hold this node to the lower of the
 		 * two modes at any moment: grant no more than that until the
@@ -408,7 +426,8 @@ static void hl_clk_work(struct work_struct *work)
 		ret = hl_dlm.lock(c->cl->ls, target, &c->lksb, flags, c->name,
 				  c->namelen, 0, hl_clk_ast, c, hl_clk_bast);
 	else if (call == HL_CLK_UNLOCK)
-		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, 0, &c->lksb, c);
+		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, DLM_LKF_VALBLK,
+				    &c->lksb, c);
 	else
 		return;
 	if (ret) {
@@ -542,8 +561,12 @@ int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
 int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 			const char *path, unsigned int len)
 {
-	struct hl_clk *c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	struct hl_clk *c;
 
+	/* The caller's error path frees what was allocated (hl_res_free()). */
+	if (hl_lvb_prepare(r))
+		return -ENOMEM;
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return -ENOMEM;
 	INIT_WORK(&c->work, hl_clk_work);
@@ -636,7 +659,7 @@ struct hl_cluster *hl_cluster_join(const char *name)
 		kfree(cl);
 		return ERR_PTR(-ENOMEM);
 	}
-	ret = hl_dlm.new_lockspace(cl->name, NULL, 0, HL_CLUSTER_LVB_LEN,
+	ret = hl_dlm.new_lockspace(cl->name, NULL, 0, HLOCK_LVB_LEN,
 				   NULL, NULL, NULL, &cl->ls);
 	if (ret) {
 		destroy_workqueue(cl->wq);

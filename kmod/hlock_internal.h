@@ -502,6 +502,9 @@ int hl_ns_rebind(const char *name);
 
 /* hlock_lvb.c */
 void hl_lvb_free(struct hl_res *r);
+int hl_lvb_prepare(struct hl_res *r);
+void hl_lvb_load(struct hl_res *r, const u8 *val);
+void hl_lvb_store(struct hl_res *r, u8 *val);
 long hl_ioctl_lvb(struct hl_file *f, size_t usize, void __user *uarg);
 unsigned int hl_file_events(struct hl_file *f);
 long hl_ioctl_events(struct hl_file *f, size_t usize, void __user *uarg);

@@ -6,7 +6,8 @@
  * DLM's PR, PW and EX are hlock's S, SIX and X.
  *
  * A lock value block is HLOCK_LVB_LEN bytes per resource, allocated the
- * first time a holder sets one (struct hl_lvb), freed with the resource.
+ * first time a holder sets one (struct hl_lvb), or with the resource in a
+ * cluster space, and freed with the resource.
  * Holders of S, SIX or X read the published value; a holder of SIX or X
  * sets a pending one, which the core publishes (hl_lvb_publish()) under
  * the head lock when that grant goes down from SIX or X, before the grant
@@ -75,6 +76,53 @@ void hl_lvb_publish(struct hl_req *req)
 void hl_lvb_free(struct hl_res *r)
 {
 	kfree(r->lvb);
+}
+
+/**
+ * hl_lvb_prepare() - Give a resource its lock value block at once.
+ * @r: The resource, not yet visible to anyone.
+ *
+ * For a resource of a cluster space, whose value may come from another
+ * node in a context that cannot allocate (hl_lvb_load()).
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int hl_lvb_prepare(struct hl_res *r)
+{
+	r->lvb = kzalloc(sizeof(*r->lvb), GFP_KERNEL_ACCOUNT);
+	return r->lvb ? 0 : -ENOMEM;
+}
+
+/**
+ * hl_lvb_load() - Take in the value of a resource as another node left it.
+ * @r: The resource, with its block (hl_lvb_prepare()).
+ * @val: HLOCK_LVB_LEN bytes, or NULL when the value was lost (zeros).
+ *
+ * Only while this node holds no mode that could have set a newer one.
+ *
+ * Context: the head lock of @r held.
+ */
+void hl_lvb_load(struct hl_res *r, const u8 *val)
+{
+	lockdep_assert_held(&r->head.lock);
+	if (val)
+		memcpy(r->lvb->value, val, HLOCK_LVB_LEN);
+	else
+		memset(r->lvb->value, 0, HLOCK_LVB_LEN);
+}
+
+/**
+ * hl_lvb_store() - The value of a resource as this node published it.
+ * @r: The resource, with its block (hl_lvb_prepare()).
+ * @val: Where to copy it, HLOCK_LVB_LEN bytes.
+ *
+ * Context: the head lock of @r held.
+ */
+void hl_lvb_store(struct hl_res *r, u8 *val)
+{
+	lockdep_assert_held(&r->head.lock);
+	memcpy(val, r->lvb->value, HLOCK_LVB_LEN);
 }
 
 /*

@@ -5,6 +5,7 @@
 #
 #   scripts/vm-cluster --extra build/tools/hlock \
 #           --extra build/selftests/hlock_cluster_events \
+#           --extra build/selftests/hlock_cluster_lvb \
 #           N selftests/hlock_cluster_test.sh [nocache]
 #
 # which binds each node's lock space to the DLM lockspace "hlock" before
@@ -25,7 +26,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..11"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -351,5 +352,44 @@ case $node in
 esac
 [ "$t" = ok ] && ok "tries right after a release" ||
 	not_ok "tries right after a release: $t"
+
+# 11. Lock value blocks cross nodes: what an X holder on one node sets, an
+# S holder on the next reads; a SIX holder there sets the next value,
+# which node 1 reads under X; S held on two nodes at once reads the same.
+t=ok
+case $node in
+1)
+	v=$(hlock_cluster_lvb v x one) || t="X on node 1 failed"
+	[ -z "$v" ] || t="node 1 read '$v' before any was set"
+	bar v-one
+	bar v-two
+	v=$(hlock_cluster_lvb v x) || t="X on node 1 failed again"
+	[ "$v" = two ] || t="node 1 read '$v', not two"
+	hlock -s v -c "vm-cluster-barrier v-shared && vm-cluster-barrier v-read" ||
+		t="S on node 1 failed"
+	;;
+2)
+	bar v-one
+	v=$(hlock_cluster_lvb v s) || t="S on node 2 failed"
+	[ "$v" = one ] || t="node 2 read '$v', not one"
+	v=$(hlock_cluster_lvb v six two) || t="SIX on node 2 failed"
+	[ "$v" = one ] || t="node 2 read '$v' under SIX, not one"
+	bar v-two
+	bar v-shared
+	v=$(hlock_cluster_lvb v s) || t="S beside node 1's failed"
+	[ "$v" = two ] || t="node 2 read '$v' beside node 1's S, not two"
+	bar v-read
+	;;
+*)
+	bar v-one
+	bar v-two
+	bar v-shared
+	v=$(hlock_cluster_lvb v s) || t="S on node $node failed"
+	[ "$v" = two ] || t="node $node read '$v', not two"
+	bar v-read
+	;;
+esac
+[ "$t" = ok ] && ok "lock value blocks cross nodes" ||
+	not_ok "lock value blocks cross nodes: $t"
 
 exit $failed

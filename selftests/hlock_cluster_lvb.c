@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A helper of hlock_cluster_test.sh: read and set a lock value block.
+ *
+ *   hlock_cluster_lvb PATH MODE [VALUE]
+ *
+ * Takes MODE (S, SIX or X) on PATH, waiting up to a minute, and prints the
+ * value it reads, up to its first NUL byte.  With VALUE (SIX or X), sets
+ * it: the release, when the helper exits, publishes it.  Exits 0, or 1
+ * when a call failed.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "hlock.h"
+
+/* How long the lock may wait: a minute. */
+#define WAIT_NS	(60 * 1000000000LL)
+
+int main(int argc, char **argv)
+{
+	char val[HLOCK_LVB_LEN + 1] = "";
+	int fd, mode, ret;
+
+	if (argc < 3 || argc > 4) {
+		fprintf(stderr, "usage: hlock_cluster_lvb PATH MODE [VALUE]\n");
+		return 64;
+	}
+	if (!strcasecmp(argv[2], "s"))
+		mode = HLOCK_S;
+	else if (!strcasecmp(argv[2], "six"))
+		mode = HLOCK_SIX;
+	else if (!strcasecmp(argv[2], "x"))
+		mode = HLOCK_X;
+	else {
+		fprintf(stderr, "hlock_cluster_lvb: mode %s: S, SIX or X\n",
+			argv[2]);
+		return 64;
+	}
+	if (argc == 4 && strlen(argv[3]) > HLOCK_LVB_LEN) {
+		fprintf(stderr, "hlock_cluster_lvb: a value of at most %d bytes\n",
+			HLOCK_LVB_LEN);
+		return 64;
+	}
+	fd = hlock_open();
+	if (fd < 0) {
+		fprintf(stderr, "hlock_cluster_lvb: /dev/hlock: %s\n",
+			strerror(-fd));
+		return 1;
+	}
+	ret = hlock_lock(fd, argv[1], mode, 0, WAIT_NS);
+	if (!ret)
+		ret = hlock_lvb_get(fd, argv[1], val);
+	if (ret) {
+		fprintf(stderr, "hlock_cluster_lvb: %s: %s\n", argv[1],
+			strerror(-ret));
+		return 1;
+	}
+	printf("%s\n", val);
+	if (argc == 4) {
+		memset(val, 0, sizeof(val));
+		memcpy(val, argv[3], strlen(argv[3]));
+		ret = hlock_lvb_set(fd, argv[1], val);
+		if (ret) {
+			fprintf(stderr, "hlock_cluster_lvb: set %s: %s\n",
+				argv[1], strerror(-ret));
+			return 1;
+		}
+	}
+	return 0;
+}
