@@ -2,14 +2,16 @@
 /*
  * A helper of hlock_cluster_test.sh: read and set a lock value block.
  *
- *   hlock_cluster_lvb PATH MODE [VALUE]
+ *   hlock_cluster_lvb [-h] PATH MODE [VALUE]
  *
  * Takes MODE (S, SIX or X) on PATH, waiting up to a minute, and prints the
  * value it reads, up to its first NUL byte.  With VALUE (SIX or X), sets
  * it: the release, when the helper exits, publishes it.  Exits 0, or 1
- * when a call failed.
+ * when a call failed.  With -h, it then prints "held" and holds the lock
+ * until it is killed (which publishes nothing: the value stays pending).
  */
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 #include <strings.h>
 
@@ -21,10 +23,15 @@
 int main(int argc, char **argv)
 {
 	char val[HLOCK_LVB_LEN + 1] = "";
-	int fd, mode, ret;
+	int fd, mode, ret, hold = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "-h")) {
+		hold = 1;
+		argc--;
+		argv++;
+	}
 	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: hlock_cluster_lvb PATH MODE [VALUE]\n");
+		fprintf(stderr, "usage: hlock_cluster_lvb [-h] PATH MODE [VALUE]\n");
 		return 64;
 	}
 	if (!strcasecmp(argv[2], "s"))
@@ -67,6 +74,12 @@ int main(int argc, char **argv)
 				argv[1], strerror(-ret));
 			return 1;
 		}
+	}
+	if (hold) {
+		printf("held\n");
+		fflush(stdout);
+		for (;;)
+			pause();
 	}
 	return 0;
 }

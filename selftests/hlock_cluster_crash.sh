@@ -1,0 +1,141 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# A node crashes with locks held.  Run on every node of a cluster by
+#
+#   scripts/vm-cluster --extra build/tools/hlock \
+#           --extra build/selftests/hlock_cluster_lvb \
+#           3 selftests/hlock_cluster_crash.sh
+#
+# (which binds each node's lock space to the DLM lockspace "hlock").  The
+# last node holds X on c/d, and so IX on c, and X on e, whose lock value
+# block it sets but never publishes; node 1 waits for X on c, node 2 for S
+# on e.  Then the last node crashes (vm-cluster-crash): its VM powers off
+# without leaving the cluster.  Once corosync has seen it go and the DLM
+# has recovered, its locks are gone: both waiters are granted, and the
+# value of e reads as lost (zeros), since the DLM cannot know what the
+# dead holder of X did with it.  Then the survivors lock e as before.
+# The steps are ordered by barriers, never by timing.  Prints TAP on the
+# nodes left; exits 1 if a test failed on this node.
+
+node=${HLOCK_NODE:?run me with scripts/vm-cluster}
+nodes=${HLOCK_NODES:?run me with scripts/vm-cluster}
+# The most any single wait in here may take; no test relies on it.
+LONG=60
+n=0
+failed=0
+
+echo "TAP version 13"
+if [ "$node" = "$nodes" ]; then
+	echo "1..0 # node $node crashes"
+else
+	echo "1..3"
+fi
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n $*"
+}
+
+not_ok() {
+	n=$((n + 1))
+	failed=1
+	echo "not ok $n $*"
+}
+
+bar() {
+	vm-cluster-barrier "$1" || {
+		echo "# barrier $1 failed"
+		exit 1
+	}
+}
+
+# Wait until the file $1 exists and is not empty, for up to LONG seconds.
+wait_for() {
+	i=0
+	while [ ! -s "$1" ]; do
+		i=$((i + 1))
+		[ $i -lt $((LONG * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
+# Before: a value of e, published.
+if [ "$node" = 1 ]; then
+	hlock_cluster_lvb e x kept >/dev/null || echo "# X on e failed"
+fi
+bar e-set
+
+t=ok
+t2=ok
+case $node in
+"$nodes")
+	hlock c/d -c "echo held >/tmp/cd-held; sleep 3600" &
+	hlock_cluster_lvb -h e x never >/tmp/e-held &
+	wait_for /tmp/cd-held && wait_for /tmp/e-held ||
+		echo "# node $node: X on c/d or e failed"
+	bar held
+	bar waiting
+	;;
+1)
+	bar held
+	hlock -w $LONG c touch /tmp/c-granted &
+	pid=$!
+	sleep 1
+	[ ! -e /tmp/c-granted ] || t="X on c granted beside node $nodes's IX"
+	bar waiting
+	;;
+2)
+	bar held
+	hlock_cluster_lvb e s >/tmp/e-read &
+	pid=$!
+	sleep 1
+	[ ! -s /tmp/e-read ] || t="S on e granted beside node $nodes's X"
+	bar waiting
+	;;
+*)
+	bar held
+	bar waiting
+	;;
+esac
+
+# The last node ends here.
+vm-cluster-crash
+
+case $node in
+1)
+	wait "$pid" || t="X on c failed after node $nodes crashed"
+	[ -e /tmp/c-granted ] || t="X on c never granted"
+	;;
+2)
+	wait "$pid" || t="S on e failed after node $nodes crashed"
+	v=$(cat /tmp/e-read)
+	[ -z "$v" ] || t2="the value of e read '$v', not lost"
+	;;
+esac
+[ "$t" = ok ] && ok "a crashed node's locks go to the others" ||
+	not_ok "a crashed node's locks go to the others: $t"
+[ "$t2" = ok ] && ok "a value a crashed node held under X reads as lost" ||
+	not_ok "a value a crashed node held under X reads as lost: $t2"
+
+# After: the nodes left share e as before.
+t=ok
+bar after
+case $node in
+1)
+	hlock_cluster_lvb e x again >/dev/null || t="X on e failed"
+	bar again-set
+	;;
+2)
+	bar again-set
+	v=$(hlock_cluster_lvb e s) || t="S on e failed"
+	[ "$v" = again ] || t="read '$v', not again"
+	;;
+*)
+	bar again-set
+	;;
+esac
+[ "$t" = ok ] && ok "the nodes left lock as before" ||
+	not_ok "the nodes left lock as before: $t"
+
+exit $failed
