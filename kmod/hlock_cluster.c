@@ -624,6 +624,26 @@ bool hl_cluster_may_free(struct hl_res *r)
 }
 
 /**
+ * hl_cluster_rec() - What a lock record says of a resource's DLM lock.
+ * @h: The head of the resource.
+ * @node_mode: Set to the mode this node holds from the DLM there.
+ *
+ * Context: head lock of @h.
+ * Return: HLOCK_REC_CLUSTER and HLOCK_REC_REMOTE_WAIT as they stand (0,
+ * and @node_mode untouched, outside a cluster space).
+ */
+unsigned int hl_cluster_rec(struct hl_head *h, u32 *node_mode)
+{
+	struct hl_clk *c = hl_res_of(h)->clk;
+
+	lockdep_assert_held(&h->lock);
+	if (!c)
+		return 0;
+	*node_mode = c->mode;
+	return HLOCK_REC_CLUSTER | (h->remote_mask ? HLOCK_REC_REMOTE_WAIT : 0);
+}
+
+/**
  * hl_cluster_res_free() - Free what a resource had of a cluster space.
  * @r: The resource, unreachable.
  */

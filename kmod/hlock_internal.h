@@ -496,6 +496,7 @@ struct hl_cluster *hl_cluster_of(struct hl_res *r);
 int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 			const char *path, unsigned int len);
 bool hl_cluster_may_free(struct hl_res *r);
+unsigned int hl_cluster_rec(struct hl_head *h, u32 *node_mode);
 void hl_cluster_res_free(struct hl_res *r);
 int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g);
 int hl_ns_rebind(const char *name);

@@ -323,7 +323,8 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 	info.grant_policy = hl_grant_policy();
 	info.features = HLOCK_FEAT_URING | HLOCK_FEAT_TICKETS | HLOCK_FEAT_YIELD |
 			HLOCK_FEAT_LEASE | HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE |
-			HLOCK_FEAT_LVB | HLOCK_FEAT_BLOCKING;
+			HLOCK_FEAT_LVB | HLOCK_FEAT_BLOCKING |
+			HLOCK_FEAT_CLUSTER;
 	if (copy_to_user(uarg, &info, n))
 		return -EFAULT;
 	if (usize > n && clear_user(uarg + n, usize - n))

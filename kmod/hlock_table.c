@@ -149,6 +149,7 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 	struct hlock_record_ext *ext;
 	bool accounted = !pending || f->lk.op.step[f->lk.op.level] != HL_STEP_NEW;
 	unsigned int ext_flags = 0;
+	u32 node_mode = 0;
 	int err = 0;
 
 	lockdep_assert_held(&f->lock);
@@ -172,6 +173,7 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 			     HLOCK_STATE_GRANTED;
 		if (hl_req_blocking(req->head, req))
 			ext_flags |= HLOCK_REC_BLOCKING;
+		ext_flags |= hl_cluster_rec(req->head, &node_mode);
 		if (req->state != HL_GRANTED) {
 			rec->convert_mode = req->convert;
 			hl_head_blockers(req->head, req, &b);
@@ -185,6 +187,7 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 		hl_head_lock(req->head);
 		if (hl_req_blocking(req->head, req))
 			ext_flags |= HLOCK_REC_BLOCKING;
+		ext_flags |= hl_cluster_rec(req->head, &node_mode);
 		hl_head_unlock(req->head);
 	}
 	if (rec->state != HLOCK_STATE_WAITING && accounted)
@@ -194,6 +197,7 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 	/* 0 for a new request until its lock call is granted. */
 	ext->token = req->token;
 	ext->flags = ext_flags;
+	ext->node_mode = node_mode;
 	hl_lease_fill(req, ext);
 	memcpy(ext->why, f->why, sizeof(ext->why));
 	s->count++;

@@ -770,11 +770,14 @@ t_ls_output() {
 	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN" ] ||
 		bad "-o +token: '$($L -r -o +token | head -n 1)'" || return 1
 	[ "$($L -r --output-all -p $pid | head -n 1)" = \
-	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN BLOCKING" ] ||
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN BLOCKING NODEMODE REMOTE" ] ||
 		bad "--output-all: '$($L -r --output-all | head -n 1)'" ||
 		return 1
 	$L -r -n -o resource,token -p $pid | grep -qx 'cli25/o [1-9][0-9]*' ||
-		bad "no token of the holder"
+		bad "no token of the holder" || return 1
+	# Not a cluster lock space: no DLM mode, nobody remote.
+	$L -r -n -o resource,nodemode,remote -p $pid | grep -qx 'cli25/o - -' ||
+		bad "NODEMODE and REMOTE outside a cluster: '$($L -r -n -o resource,nodemode,remote -p $pid)'"
 }
 
 t_ls_pid() {
@@ -807,7 +810,7 @@ t_ls_raw() {
 t_ls_list_columns() {
 	$L -H >"$OUT" 2>"$ERR" || bad "lshlock -H failed" || return 1
 	for c in COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN \
-		 BLOCKING; do
+		 BLOCKING NODEMODE REMOTE; do
 		grep -q "^$c " "$OUT" || bad "no column $c" || return 1
 	done
 }
@@ -910,7 +913,7 @@ t_ls_columns_env() {
 	: >"$ERR"
 	# --output-all, then +LIST: a column named again is shown once.
 	[ "$($L -r --output-all -o +pid,token -p $pid | head -n 1)" = \
-	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN BLOCKING" ] ||
+	  "COMMAND PID RESOURCE MODE STATE WAIT HELD BLOCKER WHY TOKEN BLOCKING NODEMODE REMOTE" ] ||
 		bad "--output-all -o +pid,token" || return 1
 	# Typed JSON: the token is a number, and null while waiting.
 	$L -J -o resource,token -p $pid >"$OUT" 2>"$ERR" ||

@@ -6,6 +6,7 @@
 #   scripts/vm-cluster --extra build/tools/hlock \
 #           --extra build/selftests/hlock_cluster_events \
 #           --extra build/selftests/hlock_cluster_lvb \
+#           --extra build/tools/lshlock \
 #           N selftests/hlock_cluster_test.sh [nocache]
 #
 # which binds each node's lock space to the DLM lockspace "hlock" before
@@ -26,7 +27,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..11"
+echo "1..12"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -391,5 +392,54 @@ case $node in
 esac
 [ "$t" = ok ] && ok "lock value blocks cross nodes" ||
 	not_ok "lock value blocks cross nodes: $t"
+
+# 12. lshlock shows this node's DLM mode on a resource (NODEMODE), and
+# whether another node waits there (REMOTE): node 1 holds S on m, node 2
+# waits for X on it.  Each polls its own table until the row comes.
+t=ok
+# listed ROW: whether lshlock lists ROW (resource, state, mode, DLM mode
+# and REMOTE) within LONG seconds.
+listed() {
+	i=0
+	until lshlock -r -n -o resource,state,mode,nodemode,remote |
+		grep -qx "$1"; do
+		i=$((i + 1))
+		[ $i -lt $((LONG * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+case $node in
+1)
+	(
+		hlock -s 9 m || exit 2
+		vm-cluster-barrier m-held || exit 2
+		vm-cluster-barrier m-waits || exit 2
+		listed "m granted S S yes" || exit 1
+	) 9<>/dev/hlock
+	case $? in
+	0) ;;
+	1) t="no row 'm granted S S yes': $(lshlock -r -n -o resource,state,mode,nodemode,remote | grep '^m ')" ;;
+	*) t="S on m or a barrier failed" ;;
+	esac
+	bar m-done
+	;;
+2)
+	bar m-held
+	hlock -w $LONG m true &
+	pid=$!
+	listed "m waiting X NL no" ||
+		t="no row 'm waiting X NL no': $(lshlock -r -n -o resource,state,mode,nodemode,remote | grep '^m ')"
+	bar m-waits
+	bar m-done
+	wait "$pid" || t="X on m failed"
+	;;
+*)
+	bar m-held
+	bar m-waits
+	bar m-done
+	;;
+esac
+[ "$t" = ok ] && ok "lshlock shows the DLM mode and remote waiters" ||
+	not_ok "lshlock shows the DLM mode and remote waiters: $t"
 
 exit $failed

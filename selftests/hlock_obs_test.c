@@ -347,8 +347,8 @@ static size_t table_span(struct __test_metadata *_metadata, const void *buf,
 			return 0;
 		}
 		ext = hlock_record_ext(rec);
-		if (!ext || ext->__pad) {
-			TH_LOG("record %d (\"%s\"): no ext, or its __pad set",
+		if (!ext || ext->node_mode) {
+			TH_LOG("record %d (\"%s\"): no ext, or its node_mode set",
 			       i, path);
 			return 0;
 		}
@@ -1602,7 +1602,7 @@ static unsigned int rec_dirty(const struct hlock_lock_record *rec,
 		if (b[i] && !n++)
 			*first = i;
 	}
-	/* No lease here: the ext's lease_ns, flags, __pad, why's tail. */
+	/* No lease nor cluster here: lease_ns, flags, node_mode, why's tail. */
 	for (i = ext_off + offsetof(struct hlock_record_ext, lease_ns);
 	     i < ext_off + offsetof(struct hlock_record_ext, why); i++) {
 		if (b[i] && !n++)

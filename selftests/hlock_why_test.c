@@ -123,9 +123,9 @@ static bool rec_in(struct __test_metadata *_metadata, int fd,
 		       (unsigned long long)ext->token,
 		       (unsigned long long)token);
 	} else if (ext->lease_ns || (ext->flags & ~HLOCK_REC_BLOCKING) ||
-		   ext->__pad) {
+		   ext->node_mode) {
 		/* A grant with a waiter behind it blocks: hlock_lvb_test's. */
-		TH_LOG("\"%s\": lease_ns, flags or __pad set", path);
+		TH_LOG("\"%s\": lease_ns, flags or node_mode set", path);
 	} else {
 		ok = true;
 		for (i = strlen(why); i < sizeof(ext->why); i++)

@@ -36,7 +36,7 @@ enum {
 	COL_COMMAND, COL_PID, COL_RESOURCE, COL_MODE, COL_STATE, COL_WAIT,
 	COL_HELD, COL_BLOCKER, COL_WHY,
 	/* The columns after the default ones: only with -o or --output-all. */
-	COL_TOKEN, COL_BLOCKING, NR_COLS
+	COL_TOKEN, COL_BLOCKING, COL_NODEMODE, COL_REMOTE, NR_COLS
 };
 #define NR_DEFAULT_COLS	COL_TOKEN
 
@@ -77,6 +77,10 @@ static const struct column {
 			    "fencing token of the grant held (- while waiting)" },
 	[COL_BLOCKING]	= { "BLOCKING", 3, 0, SCOLS_JSON_BOOLEAN,
 			    "whether the grant blocks a waiter (- while waiting)" },
+	[COL_NODEMODE]	= { "NODEMODE", 4, 0, SCOLS_JSON_STRING,
+			    "this node's DLM mode on the resource (- outside a cluster lock space)" },
+	[COL_REMOTE]	= { "REMOTE", 3, 0, SCOLS_JSON_BOOLEAN,
+			    "whether another node waits on the resource (- outside a cluster lock space)" },
 };
 
 /* Output options. */
@@ -282,6 +286,26 @@ static char *blocking_cell(const struct hlock_lock_record *rec)
 	return xasprintf("%s", blocking ? "yes" : "no");
 }
 
+/*
+ * The NODEMODE and REMOTE cells: this node's DLM mode on the resource, and
+ * yes or no; - outside a cluster lock space (and from a module without
+ * HLOCK_FEAT_CLUSTER); in JSON a string and true or false, or null.
+ */
+static char *cluster_cell(const struct hlock_lock_record *rec, int col)
+{
+	const struct hlock_record_ext *ext = hlock_record_ext(rec);
+	bool remote;
+
+	if (!ext || !(ext->flags & HLOCK_REC_CLUSTER))
+		return xasprintf("%s", out.json ? "" : "-");
+	if (col == COL_NODEMODE)
+		return xasprintf("%s", hlock_mode_name(ext->node_mode));
+	remote = ext->flags & HLOCK_REC_REMOTE_WAIT;
+	if (out.json)
+		return xasprintf("%s", remote ? "true" : "false");
+	return xasprintf("%s", remote ? "yes" : "no");
+}
+
 /* The record's description into @buf, NUL-terminated whatever was sent. */
 static void why(const struct hlock_lock_record *rec, char *buf)
 {
@@ -358,6 +382,9 @@ static char *cell(const struct hlock_lock_record *rec, int col)
 		return number_cell(token(rec), token(rec));
 	case COL_BLOCKING:
 		return blocking_cell(rec);
+	case COL_NODEMODE:
+	case COL_REMOTE:
+		return cluster_cell(rec, col);
 	}
 	return NULL;
 }
@@ -669,7 +696,8 @@ static void __attribute__((noreturn)) help(void)
 " -J, --json             use JSON output format\n"
 " -n, --noheadings       don't print headings\n"
 " -o, --output <list>    output columns (comma-separated; +<list> adds to\n"
-"                          the default, which is all but TOKEN)\n"
+"                          the default, which is all but TOKEN,\n"
+"                          BLOCKING, NODEMODE and REMOTE)\n"
 "     --output-all       output all columns\n"
 " -p, --pid <pid>        only the requests of this process\n"
 " -r, --raw              use the raw output format (WAIT and HELD in ns)\n"

@@ -145,6 +145,11 @@ struct hlock_info {
  * HLOCK_REC_BLOCKING.
  */
 #define HLOCK_FEAT_BLOCKING	(1ULL << 7)
+/*
+ * Cluster lock spaces on the kernel's DLM (the module parameter cluster):
+ * HLOCK_REC_CLUSTER, HLOCK_REC_REMOTE_WAIT and hlock_record_ext.node_mode.
+ */
+#define HLOCK_FEAT_CLUSTER	(1ULL << 8)
 
 /* Levels of the statistics: a resource's depth below the root. */
 #define HLOCK_LEVEL_GLOBAL	0	/* the root */
@@ -309,6 +314,17 @@ struct hlock_lock_record {
  * that conflicts with the mode held (HLOCK_FEAT_BLOCKING).
  */
 #define HLOCK_REC_BLOCKING	(1U << 1)
+/*
+ * The resource is in a cluster lock space (HLOCK_FEAT_CLUSTER): @node_mode
+ * is meaningful.
+ */
+#define HLOCK_REC_CLUSTER	(1U << 2)
+/*
+ * Another node waits on the resource for a mode that conflicts with this
+ * node's DLM mode there; new requests on this node that conflict with it
+ * wait for it too (HLOCK_FEAT_CLUSTER).
+ */
+#define HLOCK_REC_REMOTE_WAIT	(1U << 3)
 
 /**
  * struct hlock_record_ext - What a lock record carries after its path,
@@ -322,7 +338,10 @@ struct hlock_lock_record {
  * @lease_ns: With HLOCK_REC_LEASE, time left on the lease: negative once
  *	it expired (it is taken over only when a conflicting request waits).
  * @flags: HLOCK_REC_*.
- * @__pad: Zero.
+ * @node_mode: With HLOCK_REC_CLUSTER, the mode in which this node holds
+ *	the resource from the DLM (HLOCK_NL when it holds none); it covers
+ *	what this node's lockers hold there, and may be more (the node keeps
+ *	it until another node asks).  Else zero.
  * @why: The locker's description (HLOCK_IOC_DESCRIBE), NUL-terminated;
  *	empty when it has none.  Any byte but NUL: escape it to show it.
  */
@@ -330,7 +349,7 @@ struct hlock_record_ext {
 	__u64 token;
 	__s64 lease_ns;
 	__u32 flags;
-	__u32 __pad;
+	__u32 node_mode;
 	char why[HLOCK_WHY_LEN];
 };
 
