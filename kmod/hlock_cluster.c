@@ -371,7 +371,7 @@ static void hl_clk_work(struct work_struct *work)
 	if (c->unlock) {
 		c->unlock = false;
 		if (!c->busy && c->exists && !READ_ONCE(c->cl->dead) &&
-		    !h->granted_mask && !h->wait_mask) {
+		    hl_head_idle(h)) {
 			c->busy = true;
 			c->unlocking = true;
 			h->node_mode = HLOCK_NL;
@@ -460,8 +460,6 @@ static void hl_clk_name(struct hl_clk *c, const char *path, unsigned int len)
 static bool hl_clk_try_ok(struct hl_clk *c, struct hl_head *h,
 			  struct hl_req *req)
 {
-	unsigned int m, others;
-
 	/*
 	 * A queued DLM request is out: it may wait for long.  One that only
 	 * gives up mode (an unlock, a conversion down: not caching, every
@@ -476,18 +474,7 @@ static bool hl_clk_try_ok(struct hl_clk *c, struct hl_head *h,
 		return false;
 	if (req->seq <= c->refused_seq)
 		return false;
-	if (req->state == HL_CONVERTING) {
-		m = req->convert;
-		others = h->granted_mask;
-		if (h->granted_count[req->mode] == 1)
-			others &= ~hl_mode_bit(req->mode);
-	} else {
-		m = req->mode;
-		others = h->granted_mask | h->remote_mask | h->wait_mask;
-		if (h->wait_count[m] == 1)
-			others &= ~hl_mode_bit(m);
-	}
-	return !hl_conflicts(m, others) && !hl_covers(h->node_mode, m);
+	return hl_node_only(h, req);
 }
 
 /**
@@ -615,7 +602,7 @@ bool hl_cluster_may_free(struct hl_res *r)
 		return false;
 	if (!c->exists)
 		return true;
-	if (!r->head.granted_mask && !r->head.wait_mask) {
+	if (hl_head_idle(&r->head)) {
 		/* dlm_unlock() may sleep: the work calls it. */
 		c->unlock = true;
 		queue_work(c->cl->wq, &c->work);

@@ -256,7 +256,7 @@ void hl_head_set_parts(struct hl_head *h)
 bool hl_head_retire(struct hl_head *h)
 {
 	depart(h);
-	if (!h->granted_mask && !h->wait_mask) {
+	if (hl_head_idle(h)) {
 		h->dead = true;
 		return true;
 	}
@@ -1586,6 +1586,33 @@ unsigned int hl_node_need(const struct hl_head *h)
 	if (h->remote_mask)
 		return hl_node_keep(h);
 	return mask_sup(h->granted_mask | h->wait_mask);
+}
+
+/**
+ * hl_node_only() - Whether a request waits for this node's DLM mode alone.
+ * @h: A cluster head.
+ * @req: A request waiting or converting on it.
+ *
+ * Nothing on this node stands in its way, nor another node's wait (@h's
+ * remote_mask) for a new request: only @h's node_mode does not cover it.
+ * Context: head lock.
+ *
+ * Return: true when it does.
+ */
+bool hl_node_only(const struct hl_head *h, const struct hl_req *req)
+{
+	unsigned int m, others;
+
+	if (req->state == HL_CONVERTING) {
+		m = req->convert;
+		others = others_mask(h, req);
+	} else {
+		m = req->mode;
+		others = h->granted_mask | h->remote_mask | h->wait_mask;
+		if (h->wait_count[m] == 1)
+			others &= ~hl_mode_bit(m);
+	}
+	return !hl_conflicts(m, others) && !hl_covers(h->node_mode, m);
 }
 
 /**

@@ -429,6 +429,15 @@ static inline unsigned int hl_intent(unsigned int m)
 	return (m == HLOCK_IS || m == HLOCK_S) ? HLOCK_IS : HLOCK_IX;
 }
 
+/*
+ * Whether nothing is granted or waits on @h (its partitions aside: a
+ * partitioned head is not idle by this).  Context: head lock.
+ */
+static inline bool hl_head_idle(const struct hl_head *h)
+{
+	return !h->granted_mask && !h->wait_mask;
+}
+
 static inline void hl_grants_init(struct hl_grants *g)
 {
 	INIT_LIST_HEAD(&g->lockers);
@@ -505,6 +514,7 @@ unsigned int hl_held(struct hl_locker *lk, struct hl_head *h);
 void hl_head_granted(struct hl_head *h, unsigned int counts[HLOCK_NR_MODES]);
 unsigned int hl_node_keep(const struct hl_head *h);
 unsigned int hl_node_need(const struct hl_head *h);
+bool hl_node_only(const struct hl_head *h, const struct hl_req *req);
 void hl_node_remote(struct hl_head *h, unsigned int mask);
 void hl_node_changed(struct hl_head *h, struct hl_grants *g);
 extern bool hl_test_skip_conflict;

@@ -1708,6 +1708,19 @@ static unsigned int node_mode_of(const char *path,
  * covering mode in the DLM, which it keeps (caches) after the release;
  * other nodes' waits hold new conflicting requests back, not conversions.
  */
+/* hl_node_only() of the request locker @l's operation waits with. */
+static bool node_only(int l)
+{
+	struct hl_op *op = &lockers[l].lk.op;
+	struct hl_head *h = op->heads[op->level];
+	bool r;
+
+	hl_head_lock(h);
+	r = hl_node_only(h, op->reqs[op->level]);
+	hl_head_unlock(h);
+	return r;
+}
+
 static void test_cluster(void)
 {
 	unsigned long n;
@@ -1717,6 +1730,7 @@ static void test_cluster(void)
 	CHECK(lock(0, "c", HLOCK_X, 0) == -EINPROGRESS, "waits for the node");
 	CHECK(node_updates > n && node_need("") == HLOCK_IX,
 	      "the root needs IX: %u", node_need(""));
+	CHECK(node_only(0), "IX on the root waits for the node alone");
 	node_set("", HLOCK_IX, 0);
 	CHECK(collect(0) == -EAGAIN && node_need("c") == HLOCK_X,
 	      "then c needs X");
@@ -1730,6 +1744,7 @@ static void test_cluster(void)
 	CHECK(lock(2, "c", HLOCK_IS, 0) == 0, "IS beside a remote S");
 	CHECK(lock(3, "c", HLOCK_IX, 0) == -EINPROGRESS,
 	      "IX waits behind the remote S");
+	CHECK(!node_only(3), "IX waits for the remote S, not the node alone");
 	CHECK(node_need("c") == HLOCK_S && node_keep("c") == HLOCK_S,
 	      "remote waits: keep what is held, %u", node_need("c"));
 	/* Its holders of a conflicting mode are told, once a grant. */
@@ -1766,6 +1781,7 @@ static void test_cluster(void)
 	CHECK(lock(3, "c", HLOCK_X, 0) == -EINPROGRESS &&
 	      node_keep("c") == HLOCK_X && node_need("c") == HLOCK_X,
 	      "IX->X needs X");
+	CHECK(node_only(3), "IX->X waits for the node alone, remote X or not");
 	node_set("c", HLOCK_X, hl_mode_bit(HLOCK_X));
 	CHECK(collect(3) == 0 && held(3, "c") == HLOCK_X, "converted");
 	/* FIFO: a waiter for more than the node holds stops the queue. */
