@@ -97,6 +97,9 @@ struct hl_cluster {
  *	down to what is held before asking again.
  * @noqueue: The request in flight has DLM_LKF_NOQUEUE: it is answered at
  *	once, granted or refused.
+ * @cancelling: The request in flight is being cancelled (DLM_LKF_CANCEL):
+ *	the local request that wanted it timed out, was interrupted or
+ *	went away.
  * @refused_seq: The DLM last refused a DLM_LKF_NOQUEUE conversion when
  *	the newest request queued on the head had this sequence number:
  *	try-locks up to it give up.
@@ -128,6 +131,7 @@ struct hl_clk {
 	bool unlock;
 	bool deadlk;
 	bool noqueue;
+	bool cancelling;
 	bool down;
 	unsigned char mode;
 	s64 refused_seq;
@@ -243,6 +247,21 @@ static int hl_clk_target(struct hl_clk *c, struct hl_head *h)
 }
 
 /*
+ * Whether the request in flight, one that queues for more than this node
+ * holds (up only: cancelled, it leaves @mode and the head's node_mode as
+ * they were), is no longer wanted: nothing waits on the head (the waiter that
+ * asked for it timed out, was interrupted or went away) and the holders
+ * have what they need.  Cancelled, it leaves the DLM's queue, rather than
+ * take the lock from another node later for nobody.  Context: head lock.
+ */
+static bool hl_clk_cancel(struct hl_clk *c, struct hl_head *h)
+{
+	return c->busy && !c->down && !c->noqueue && !c->unlocking &&
+	       !c->cancelling && !c->cl->dead && !hl_covers(c->mode, c->asked) &&
+	       !h->wait_mask && hl_covers(c->mode, hl_node_keep(h));
+}
+
+/*
  * hl_node_update() - The core's hook: the needs of a cluster head may have
  * changed.  Context: head lock.
  */
@@ -260,7 +279,7 @@ void hl_node_update(struct hl_head *h)
 		keep = hl_node_keep(h);
 		h->node_mode = hl_meet(h->node_mode, keep);
 	}
-	if (hl_clk_target(c, h) >= 0)
+	if (hl_clk_target(c, h) >= 0 || hl_clk_cancel(c, h))
 		queue_work(c->cl->wq, &c->work);
 }
 
@@ -292,6 +311,7 @@ static void hl_clk_result(struct hl_clk *c, struct hl_head *h)
 
 	c->busy = false;
 	c->noqueue = false;
+	c->cancelling = false;
 	if (c->unlocking) {
 		c->unlocking = false;
 		c->exists = false;
@@ -318,6 +338,12 @@ static void hl_clk_result(struct hl_clk *c, struct hl_head *h)
 		c->mode = c->asked;
 		h->node_mode = c->asked;
 		c->deadlk = false;
+		break;
+	case -DLM_ECANCEL:
+		/*
+		 * Cancelled: a conversion leaves the lock in the mode held,
+		 * a new lock leaves none (@exists is still false).
+		 */
 		break;
 	case -EAGAIN:
 		/* DLM_LKF_NOQUEUE: not now.  The try-locks give up. */
@@ -346,6 +372,7 @@ enum hl_clk_call {
 	HL_CLK_NONE,
 	HL_CLK_LOCK,
 	HL_CLK_UNLOCK,
+	HL_CLK_CANCEL,
 };
 
 static void hl_clk_work(struct work_struct *work)
@@ -377,6 +404,10 @@ static void hl_clk_work(struct work_struct *work)
 			h->node_mode = HLOCK_NL;
 			call = HL_CLK_UNLOCK;
 		}
+	}
+	if (call == HL_CLK_NONE && hl_clk_cancel(c, h)) {
+		c->cancelling = true;
+		call = HL_CLK_CANCEL;
 	}
 	target = call == HL_CLK_NONE ? hl_clk_target(c, h) : -1;
 	/*
@@ -419,7 +450,8 @@ static void hl_clk_work(struct work_struct *work)
 	if (call != HL_CLK_NONE)
 		pr_debug("lockspace %s, resource %*pE: %s %s (flags %#x)\n",
 			 c->cl->name, c->namelen, c->name,
-			 call == HL_CLK_LOCK ? "lock" : "unlock",
+			 call == HL_CLK_LOCK ? "lock" :
+			 call == HL_CLK_CANCEL ? "cancel" : "unlock",
 			 call == HL_CLK_LOCK ? hl_mode_name(target) : "",
 			 flags);
 	if (call == HL_CLK_LOCK)
@@ -428,11 +460,18 @@ static void hl_clk_work(struct work_struct *work)
 	else if (call == HL_CLK_UNLOCK)
 		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, DLM_LKF_VALBLK,
 				    &c->lksb, c);
+	else if (call == HL_CLK_CANCEL)
+		/* The request's own completion AST says how it ended. */
+		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, DLM_LKF_CANCEL,
+				    &c->lksb, c);
 	else
 		return;
 	if (ret) {
 		pr_warn_ratelimited("DLM request in lockspace %s: %d\n",
 				    c->cl->name, ret);
+		/* A cancel that failed leaves the request to its answer. */
+		if (call == HL_CLK_CANCEL)
+			return;
 		hl_head_lock(h);
 		c->busy = false;
 		c->unlocking = false;
