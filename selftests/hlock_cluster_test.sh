@@ -27,7 +27,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..13"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -54,6 +54,17 @@ bar() {
 		echo "# barrier $1 failed"
 		exit 1
 	}
+}
+
+# within CMD [ARGS]: whether CMD succeeds within LONG seconds, tried every
+# tenth of a second.
+within() {
+	i=0
+	until "$@"; do
+		i=$((i + 1))
+		[ $i -lt $((LONG * 10)) ] || return 1
+		sleep 0.1
+	done
 }
 
 # Whether the background command with marker $1 was granted: it touches
@@ -264,12 +275,7 @@ case $node in
 1)
 	hlock_cluster_events n $LONG >/tmp/events &
 	pid=$!
-	i=0
-	until grep -q held /tmp/events; do
-		i=$((i + 1))
-		[ $i -lt 600 ] || break
-		sleep 0.1
-	done
+	within grep -q held /tmp/events
 	bar n-held
 	wait $pid || t="not told while node 2 waited"
 	bar n-done
@@ -398,15 +404,9 @@ esac
 # waits for X on it.  Each polls its own table until the row comes.
 t=ok
 # listed ROW: whether lshlock lists ROW (resource, state, mode, DLM mode
-# and REMOTE) within LONG seconds.
+# and REMOTE).
 listed() {
-	i=0
-	until lshlock -r -n -o resource,state,mode,nodemode,remote |
-		grep -qx "$1"; do
-		i=$((i + 1))
-		[ $i -lt $((LONG * 10)) ] || return 1
-		sleep 0.1
-	done
+	lshlock -r -n -o resource,state,mode,nodemode,remote | grep -qx "$1"
 }
 case $node in
 1)
@@ -414,7 +414,7 @@ case $node in
 		hlock -s 9 m || exit 2
 		vm-cluster-barrier m-held || exit 2
 		vm-cluster-barrier m-waits || exit 2
-		listed "m granted S S yes" || exit 1
+		within listed "m granted S S yes" || exit 1
 	) 9<>/dev/hlock
 	case $? in
 	0) ;;
@@ -427,7 +427,7 @@ case $node in
 	bar m-held
 	hlock -w $LONG m true &
 	pid=$!
-	listed "m waiting X NL no" ||
+	within listed "m waiting X NL no" ||
 		t="no row 'm waiting X NL no': $(lshlock -r -n -o resource,state,mode,nodemode,remote | grep '^m ')"
 	bar m-waits
 	bar m-done
@@ -441,5 +441,62 @@ case $node in
 esac
 [ "$t" = ok ] && ok "lshlock shows the DLM mode and remote waiters" ||
 	not_ok "lshlock shows the DLM mode and remote waiters: $t"
+
+# 13. A wait for another node's lock that ends (a signal here) takes its
+# request out of the DLM's queue (DLM_LKF_CANCEL), rather than leave it
+# to take the lock later for nobody: node 1 holds X on z, and so masters
+# it, and sees node 2's request queue there, then leave.
+t=ok
+# queued NAME: whether a DLM lock waits or converts on the DLM resource
+# NAME, as this node's DLM shows it (the master's shows every node's).
+queued() {
+	awk -v n="\"$1\"" '
+		/^Resource / { r = ($NF == n); q = 0; next }
+		/^Granted Queue/ { q = 0; next }
+		/^(Conversion|Waiting) Queue/ { q = 1; next }
+		r && q && NF { found = 1 }
+		END { exit !found }' /sys/kernel/debug/dlm/hlock
+}
+unqueued() {
+	! queued "$1"
+}
+case $node in
+1)
+	(
+		hlock 9 z || exit 3
+		vm-cluster-barrier z-held || exit 3
+		within queued pz || exit 1
+		vm-cluster-barrier z-queued || exit 3
+		vm-cluster-barrier z-killed || exit 3
+		within unqueued pz || exit 2
+	) 9<>/dev/hlock
+	case $? in
+	0) ;;
+	1) t="node 2's request never queued in the DLM" ;;
+	2) t="node 2's request stayed in the DLM's queue" ;;
+	*) t="X on z or a barrier failed" ;;
+	esac
+	bar z-done
+	;;
+2)
+	bar z-held
+	hlock -w $LONG z true &
+	pid=$!
+	bar z-queued
+	kill -TERM $pid
+	wait $pid
+	[ $? -gt 128 ] || t="the waiter did not die of the signal"
+	bar z-killed
+	bar z-done
+	;;
+*)
+	bar z-held
+	bar z-queued
+	bar z-killed
+	bar z-done
+	;;
+esac
+[ "$t" = ok ] && ok "a wait that ends leaves the DLM's queue" ||
+	not_ok "a wait that ends leaves the DLM's queue: $t"
 
 exit $failed
