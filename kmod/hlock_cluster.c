@@ -413,9 +413,10 @@ static void hl_clk_work(struct work_struct *work)
 	/*
 	 * Going down from SIX or X (or away): the DLM keeps what this node
 	 * published, for the next node to go up.  (Up to X from SIX, it
-	 * writes nothing, and what it reads is not taken in.)
+	 * writes nothing, and what it reads is not taken in.)  Not with a
+	 * cancel: the request in flight owns @lvb until its answer.
 	 */
-	if ((call != HL_CLK_NONE || target >= 0) &&
+	if ((call == HL_CLK_UNLOCK || target >= 0) &&
 	    hl_covers(c->mode, HLOCK_SIX))
 		hl_lvb_store(c->r, c->lvb);
 	if (target >= 0) {
