@@ -1971,7 +1971,8 @@ TEST_F_TIMEOUT(obs, resources_reclaimed, 4 * TEST_TMO)
 		SKIP(return, "debugfs is not mounted on " DEBUGFS_DIR);
 	before = resources_figure("reclaimed ");
 	ASSERT_LE(0, before);
-	holders = mmap(NULL, RECLAIM_NAMES * sizeof(*holders),
+	/* A counter per name, then each child's error, if it had one. */
+	holders = mmap(NULL, (RECLAIM_NAMES + 2) * sizeof(*holders),
 		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(holders != MAP_FAILED);
 	for (i = 0; i < 2; i++) {
@@ -1979,14 +1980,17 @@ TEST_F_TIMEOUT(obs, resources_reclaimed, 4 * TEST_TMO)
 		ASSERT_LE(0, pid[i]);
 		if (!pid[i]) {
 			char name[32];
-			int fd = hlock_open(), r, k;
+			int fd = hlock_open(), r, k, ret;
 
 			srandom(getpid());
 			for (r = 0; fd >= 0 && r < RECLAIM_ROUNDS; r++) {
 				k = random() % RECLAIM_NAMES;
 				snprintf(name, sizeof(name), "rcl%d/%d", k % 7, k);
-				if (hlock_lock(fd, name, X, 0, -1))
+				ret = hlock_lock(fd, name, X, 0, -1);
+				if (ret) {
+					holders[RECLAIM_NAMES + i] = ret;
 					_exit(2);
+				}
 				if (__atomic_add_fetch(&holders[k], 1,
 						       __ATOMIC_SEQ_CST) != 1)
 					_exit(3);
@@ -2002,14 +2006,14 @@ TEST_F_TIMEOUT(obs, resources_reclaimed, 4 * TEST_TMO)
 		int status = wait_child(pid[i]);
 
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-			TH_LOG("child %d: status %#x (2 lock, 3 two holders, 4 unlock)",
-			       i, status);
+			TH_LOG("child %d: status %#x (2 lock, 3 two holders, 4 unlock), error %d",
+			       i, status, holders[RECLAIM_NAMES + i]);
 	}
 	after = resources_figure("reclaimed ");
 	EXPECT_LT(before, after)
 		TH_LOG("no resource was reclaimed (%ld before, %ld after)",
 		       before, after);
-	munmap(holders, RECLAIM_NAMES * sizeof(*holders));
+	munmap(holders, (RECLAIM_NAMES + 2) * sizeof(*holders));
 }
 
 /* How long to wait for the reclaim worker, in 10 ms steps. */
