@@ -14,11 +14,13 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/delay.h>
 #include <linux/hash.h>
 #include <linux/jhash.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -29,6 +31,9 @@
 #define HL_RECLAIM_MIN		1024
 /* Walks of the table at exit before giving up on a resource. */
 #define HL_EXIT_TRIES		16
+/* Waits for the table's resize worker before an insert gives up. */
+#define HL_INSERT_RETRIES	10
+#define HL_INSERT_WAIT_MS	1
 
 /* The key a resource is looked up by. */
 struct hl_key {
@@ -242,6 +247,31 @@ struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
 	return r ? &r->head : NULL;
 }
 
+/*
+ * Insert @r under @k, or find the resource already there.  The table may
+ * refuse for a moment: -EBUSY while a resize it needs is pending, -ENOMEM
+ * when the bucket table it tried to allocate atomically was not there.  Its
+ * worker finishes either in process context, so wait for it a few times
+ * before calling the lock out of memory.
+ */
+static struct hl_res *hl_head_insert(struct hl_key *k, struct hl_res *r)
+{
+	struct hl_res *old;
+	unsigned int tries = 0;
+
+	for (;;) {
+		rcu_read_lock();
+		old = rhashtable_lookup_get_insert_key(&hl_space.table, k,
+						       &r->node, hl_res_params);
+		rcu_read_unlock();
+		if (!IS_ERR(old) || ++tries > HL_INSERT_RETRIES ||
+		    (PTR_ERR(old) != -EBUSY && PTR_ERR(old) != -ENOMEM) ||
+		    fatal_signal_pending(current))
+			return old;
+		msleep(HL_INSERT_WAIT_MS);
+	}
+}
+
 /**
  * hl_head_create() - Create a level of the operation's path.
  * @lk: The locker.
@@ -278,13 +308,9 @@ int hl_head_create(struct hl_locker *lk, unsigned int level)
 			return -ENOMEM;
 		}
 	}
-	rcu_read_lock();
-	old = rhashtable_lookup_get_insert_key(&hl_space.table, &k, &r->node,
-					       hl_res_params);
-	rcu_read_unlock();
+	old = hl_head_insert(&k, r);
 	if (IS_ERR(old)) {
 		hl_res_free(r);
-		/* -EBUSY, -E2BIG: the table cannot grow for now. */
 		return -ENOMEM;
 	}
 	if (old) {
