@@ -43,10 +43,13 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <crypto/sha2.h>
+#include <linux/capability.h>
+#include <linux/ctype.h>
 #include <linux/dlm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include "hlock_internal.h"
@@ -686,8 +689,8 @@ void hl_cluster_res_free(struct hl_res *r)
  *
  * Context: process context, may sleep (the join waits for every member).
  * Return: the binding, or an ERR_PTR(): -ENOPROTOOPT when dlm.ko is not
- * loaded, or the DLM's error (-ENOTCONN when this node is not configured
- * in a cluster).
+ * loaded, -EEXIST when this node uses the lockspace already, or the DLM's
+ * error (-ENOTCONN when this node is not configured in a cluster).
  */
 struct hl_cluster *hl_cluster_join(const char *name)
 {
@@ -706,8 +709,13 @@ struct hl_cluster *hl_cluster_join(const char *name)
 		kfree(cl);
 		return ERR_PTR(-ENOMEM);
 	}
-	ret = hl_dlm.new_lockspace(cl->name, NULL, 0, HLOCK_LVB_LEN,
-				   NULL, NULL, NULL, &cl->ls);
+	/*
+	 * Exclusive: a lockspace this node uses already (another lock
+	 * space's, a file system's) is not shared; its locks would not be
+	 * this space's to release when it ends.
+	 */
+	ret = hl_dlm.new_lockspace(cl->name, NULL, DLM_LSFL_NEWEXCL,
+				   HLOCK_LVB_LEN, NULL, NULL, NULL, &cl->ls);
 	if (ret) {
 		destroy_workqueue(cl->wq);
 		kfree(cl);
@@ -773,16 +781,30 @@ static int hl_cluster_apply(const char *name)
 	return hl_ns_rebind(*name ? name : NULL);
 }
 
-static int hl_cluster_set(const char *val, const struct kernel_param *kp)
+static_assert(HLOCK_CLUSTER_NAME_MAX == DLM_LOCKSPACE_LEN);
+
+/*
+ * Whether @name, @len bytes, may name a lockspace: letters, digits, '_',
+ * '-' and '.', which print as they are wherever the DLM shows the name
+ * (sysfs, debugfs, its log).  Return: 0, -ENAMETOOLONG or -EINVAL.
+ */
+static int hl_cluster_name_ok(const char *name, size_t len)
 {
-	char name[DLM_LOCKSPACE_LEN + 1];
-	size_t len = strcspn(val, "\n");
-	int ret = 0;
+	size_t i;
 
 	if (len > DLM_LOCKSPACE_LEN)
 		return -ENAMETOOLONG;
-	memcpy(name, val, len);
-	name[len] = 0;
+	for (i = 0; i < len; i++)
+		if (!isalnum(name[i]) && !strchr("_-.", name[i]))
+			return -EINVAL;
+	return 0;
+}
+
+/* Bind the initial space to @name ("": none), as the parameter says. */
+static int hl_cluster_set_init(const char *name)
+{
+	int ret = 0;
+
 	mutex_lock(&hl_cluster_lock);
 	if (hl_cluster_ready && strcmp(name, hl_cluster_param))
 		ret = hl_cluster_apply(name);
@@ -790,6 +812,20 @@ static int hl_cluster_set(const char *val, const struct kernel_param *kp)
 		strscpy(hl_cluster_param, name, sizeof(hl_cluster_param));
 	mutex_unlock(&hl_cluster_lock);
 	return ret;
+}
+
+static int hl_cluster_set(const char *val, const struct kernel_param *kp)
+{
+	char name[DLM_LOCKSPACE_LEN + 1];
+	size_t len = strcspn(val, "\n");
+	int ret;
+
+	ret = hl_cluster_name_ok(val, len);
+	if (ret)
+		return ret;
+	memcpy(name, val, len);
+	name[len] = 0;
+	return hl_cluster_set_init(name);
 }
 
 static int hl_cluster_get(char *buf, const struct kernel_param *kp)
@@ -809,6 +845,89 @@ static const struct kernel_param_ops hl_cluster_ops = {
 module_param_cb(cluster, &hl_cluster_ops, NULL, 0644);
 MODULE_PARM_DESC(cluster,
 		 "DLM lockspace the initial IPC namespace's lock space is bound to (empty: this machine only)");
+
+/* Set the binding of @ipc to @name ("": none).  Return: 0 or -errno. */
+static int hl_cluster_bind(struct ipc_namespace *ipc, const char *name)
+{
+	int ret;
+
+	if (hl_ns_is_init(ipc))
+		return hl_cluster_set_init(name);
+	if (!*name)
+		return hl_ns_bind(ipc, NULL);
+	/* The join comes later: say now when there is no DLM to join. */
+	mutex_lock(&hl_cluster_lock);
+	ret = hl_dlm_get();
+	mutex_unlock(&hl_cluster_lock);
+	return ret ?: hl_ns_bind(ipc, name);
+}
+
+/**
+ * hl_ioctl_cluster() - HLOCK_IOC_CLUSTER: read or set the DLM lockspace
+ *	of the lock space of an IPC namespace.
+ * @f: The locker the call came on (its own space plays no part).
+ * @usize: Size of the caller's struct hlock_cluster_args.
+ * @uarg: It.
+ *
+ * Context: process context, may sleep (binding the initial namespace
+ * joins the lockspace at once).
+ * Return: 0 or -errno, as uapi/linux/hlock.h says.
+ */
+long hl_ioctl_cluster(struct hl_file *f, size_t usize, void __user *uarg)
+{
+	char name[HLOCK_CLUSTER_NAME_MAX + 1];
+	struct hlock_cluster_args args;
+	void __user *uname;
+	struct ipc_namespace *ipc;
+	size_t len;
+	int ret;
+
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if ((args.flags & ~HLOCK_CLUSTER_F_SET) || args.__pad ||
+	    args.reserved[0] || args.reserved[1] || args.pid < 0)
+		return -EINVAL;
+	if ((args.pid || (args.flags & HLOCK_CLUSTER_F_SET)) &&
+	    !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	uname = u64_to_user_ptr(args.name);
+	if (args.flags & HLOCK_CLUSTER_F_SET) {
+		if (args.name_len > HLOCK_CLUSTER_NAME_MAX)
+			return -ENAMETOOLONG;
+		if (copy_from_user(name, uname, args.name_len))
+			return -EFAULT;
+		name[args.name_len] = 0;
+		ret = hl_cluster_name_ok(name, args.name_len);
+		if (ret)
+			return ret;
+	}
+	ipc = hl_ipc_get_pid(args.pid);
+	if (IS_ERR(ipc))
+		return PTR_ERR(ipc);
+	if (args.flags & HLOCK_CLUSTER_F_SET) {
+		ret = hl_cluster_bind(ipc, name);
+		hl_ipc_put(ipc);
+		return ret;
+	}
+	if (hl_ns_is_init(ipc)) {
+		mutex_lock(&hl_cluster_lock);
+		strscpy(name, hl_cluster_param, sizeof(name));
+		mutex_unlock(&hl_cluster_lock);
+	} else {
+		hl_ns_bound(ipc, name);
+	}
+	hl_ipc_put(ipc);
+	len = strlen(name);
+	if (len > args.name_len)
+		return -ERANGE;
+	if (copy_to_user(uname, name, len))
+		return -EFAULT;
+	args.name_len = len;
+	if (copy_to_user(uarg, &args, sizeof(args)))
+		return -EFAULT;
+	return 0;
+}
 
 /**
  * hl_cluster_init() - Bind as the parameter given at load time says.

@@ -500,6 +500,13 @@ unsigned int hl_cluster_rec(struct hl_head *h, u32 *node_mode);
 void hl_cluster_res_free(struct hl_res *r);
 int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g);
 int hl_ns_rebind(const char *name);
+bool hl_ns_is_init(const struct ipc_namespace *ipc);
+void hl_ipc_put(struct ipc_namespace *ipc);
+struct ipc_namespace *hl_ipc_get_pid(pid_t nr);
+int hl_ns_bind(struct ipc_namespace *ipc, const char *name);
+void hl_ns_bound(struct ipc_namespace *ipc,
+		 char name[HLOCK_CLUSTER_NAME_MAX + 1]);
+long hl_ioctl_cluster(struct hl_file *f, size_t usize, void __user *uarg);
 
 /* hlock_lvb.c */
 void hl_lvb_free(struct hl_res *r);

@@ -324,7 +324,7 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 	info.features = HLOCK_FEAT_URING | HLOCK_FEAT_TICKETS | HLOCK_FEAT_YIELD |
 			HLOCK_FEAT_LEASE | HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE |
 			HLOCK_FEAT_LVB | HLOCK_FEAT_BLOCKING |
-			HLOCK_FEAT_CLUSTER;
+			HLOCK_FEAT_CLUSTER | HLOCK_FEAT_CLUSTER_BIND;
 	if (copy_to_user(uarg, &info, n))
 		return -EFAULT;
 	if (usize > n && clear_user(uarg + n, usize - n))
@@ -361,6 +361,7 @@ static const struct {
 	HL_CMD(HLOCK_IOC_LVB, struct hlock_lvb_args),
 	HL_CMD(HLOCK_IOC_EVENTS, struct hlock_events_args),
 	HL_CMD(HLOCK_IOC_BLOCKING, struct hlock_lock_args),
+	HL_CMD(HLOCK_IOC_CLUSTER, struct hlock_cluster_args),
 	[_IOC_NR(HLOCK_IOC_RENEW)] = { HLOCK_IOC_RENEW, 0 },
 };
 
@@ -405,6 +406,8 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return hl_ioctl_events(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_RENEW):
 		return arg ? -EINVAL : hl_do_renew(f);
+	case _IOC_NR(HLOCK_IOC_CLUSTER):
+		return hl_ioctl_cluster(f, usize, uarg);
 	}
 	return -ENOTTY;
 }

@@ -15,6 +15,13 @@
  * namespace's inode number, by which spaces are found, names no other
  * namespace.  Once it ends, its root and the resources below go to the
  * reclaim worker (hl_ns_retire()).
+ *
+ * Cluster bindings: the initial namespace's space is bound to the DLM
+ * lockspace the module parameter cluster names (hl_ns_rebind()).  Any
+ * other namespace's binding is kept here (hl_ns_bind()) while no space
+ * of it lives, and its next space joins the lockspace when it is made.
+ * A binding holds a reference to its namespace, for the same reason a
+ * space does, until it is removed or the module goes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -39,14 +46,60 @@ static unsigned long hl_nss_nr;
 /* The initial namespace's, with a reference of the module's own. */
 static struct hl_ns *hl_init_ns;
 
-/*
- * The reference a space keeps on its namespace is dropped through the
- * namespace's own operations: put_ipc_ns() is not exported by every kernel
- * this module builds for.
+/**
+ * struct hl_bind - The DLM lockspace of the spaces of an IPC namespace.
+ * @ipc: The namespace, with a reference.
+ * @name: The lockspace's name.
  */
-static void hl_ipc_put(struct ipc_namespace *ipc)
+struct hl_bind {
+	struct ipc_namespace *ipc;
+	char name[HLOCK_CLUSTER_NAME_MAX + 1];
+};
+
+/* Bindings by the inode number of their namespace; under hl_nss_lock. */
+static DEFINE_XARRAY(hl_binds);
+
+/**
+ * hl_ipc_put() - Drop a reference to an IPC namespace.
+ * @ipc: The namespace.
+ *
+ * Through the namespace's own operations: put_ipc_ns() is not exported by
+ * every kernel this module builds for.
+ */
+void hl_ipc_put(struct ipc_namespace *ipc)
 {
 	ipc->ns.ops->put(&ipc->ns);
+}
+
+/**
+ * hl_ipc_get_pid() - The IPC namespace of a process, with a reference.
+ * @nr: The process, as the caller's PID namespace numbers it; 0 for the
+ *	caller.
+ *
+ * Context: process context.
+ * Return: the namespace (hl_ipc_put() it), or ERR_PTR(-ESRCH).
+ */
+struct ipc_namespace *hl_ipc_get_pid(pid_t nr)
+{
+	struct ipc_namespace *ipc = NULL;
+	struct task_struct *task;
+
+	if (!nr)
+		return get_ipc_ns(current->nsproxy->ipc_ns);
+	rcu_read_lock();
+	task = pid_task(find_vpid(nr), PIDTYPE_PID);
+	if (task)
+		get_task_struct(task);
+	rcu_read_unlock();
+	if (!task)
+		return ERR_PTR(-ESRCH);
+	/* An exiting task drops its nsproxy under its task lock. */
+	task_lock(task);
+	if (task->nsproxy)
+		ipc = get_ipc_ns(task->nsproxy->ipc_ns);
+	task_unlock(task);
+	put_task_struct(task);
+	return ipc ?: ERR_PTR(-ESRCH);
 }
 
 static struct hl_ns *hl_ns_alloc(struct ipc_namespace *ipc)
@@ -78,16 +131,62 @@ err:
 	return NULL;
 }
 
+/* Free a space that never was in hl_nss, nor bound (@cl is NULL). */
+static void hl_ns_free(struct hl_ns *ns)
+{
+	hl_root_free(ns->root);
+	hl_ipc_put(ns->ipc);
+	free_percpu(ns->stats);
+	kfree(ns);
+}
+
+/*
+ * Bind a new space, not yet in hl_nss, to the DLM lockspace @name.
+ * Context: hl_nss_lock; may sleep (joining waits for the cluster).
+ * Return: 0, or the error of the join (hl_cluster_join()), or -ENOMEM.
+ */
+static int hl_ns_join(struct hl_ns *ns, const char *name)
+{
+	struct hl_cluster *cl;
+	int ret;
+
+	lockdep_assert_held(&hl_nss_lock);
+	cl = hl_cluster_join(name);
+	if (IS_ERR(cl))
+		return PTR_ERR(cl);
+	ret = hl_cluster_res_init(ns->root, cl, "", 0);
+	if (ret) {
+		hl_cluster_leave(cl);
+		hl_cluster_free(cl);
+		return ret;
+	}
+	ns->cl = cl;
+	return 0;
+}
+
+/* Undo hl_ns_join() of a space that never was in hl_nss. */
+static void hl_ns_unjoin(struct hl_ns *ns)
+{
+	hl_cluster_leave(ns->cl);
+	hl_cluster_free(ns->cl);
+	ns->cl = NULL;
+}
+
 /**
  * hl_ns_get_ipc() - The lock space of an IPC namespace, made if need be,
  *	with a reference.
  * @ipc: The namespace.
  *
+ * A new space of a namespace an administrator bound (hl_ns_bind()) joins
+ * its DLM lockspace first.
+ *
  * Context: process context, may sleep.
- * Return: the space, or an ERR_PTR() (-ENOMEM).
+ * Return: the space, or an ERR_PTR(): -ENOMEM, or the error of the join
+ * (hl_cluster_join()).
  */
 struct hl_ns *hl_ns_get_ipc(struct ipc_namespace *ipc)
 {
+	struct hl_bind *bind;
 	struct hl_ns *ns;
 	int ret;
 
@@ -103,19 +202,27 @@ struct hl_ns *hl_ns_get_ipc(struct ipc_namespace *ipc)
 		ns = ERR_PTR(-ENOMEM);
 		goto out;
 	}
+	bind = xa_load(&hl_binds, ns->inum);
+	if (bind) {
+		ret = hl_ns_join(ns, bind->name);
+		if (ret)
+			goto err;
+	}
 	ret = xa_err(xa_store(&hl_nss, ns->inum, ns, GFP_KERNEL_ACCOUNT));
 	if (ret) {
-		hl_root_free(ns->root);
-		hl_ipc_put(ns->ipc);
-		free_percpu(ns->stats);
-		kfree(ns);
-		ns = ERR_PTR(ret);
-		goto out;
+		if (ns->cl)
+			hl_ns_unjoin(ns);
+		goto err;
 	}
 	WRITE_ONCE(hl_nss_nr, hl_nss_nr + 1);
 out:
 	mutex_unlock(&hl_nss_lock);
 	return ns;
+
+err:
+	hl_ns_free(ns);
+	mutex_unlock(&hl_nss_lock);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -153,7 +260,15 @@ int hl_ns_init(void)
  */
 void hl_ns_exit(void)
 {
+	struct hl_bind *bind;
+	unsigned long inum;
+
 	hl_ns_put(hl_init_ns);
+	xa_for_each(&hl_binds, inum, bind) {
+		hl_ipc_put(bind->ipc);
+		kfree(bind);
+	}
+	xa_destroy(&hl_binds);
 }
 
 /* End a space out of hl_nss: its lockers are gone.  Process context. */
@@ -203,7 +318,6 @@ void hl_ns_put(struct hl_ns *ns)
 int hl_ns_rebind(const char *name)
 {
 	struct hl_ns *old, *ns;
-	struct hl_cluster *cl = NULL;
 	int ret;
 
 	mutex_lock(&hl_nss_lock);
@@ -219,20 +333,16 @@ int hl_ns_rebind(const char *name)
 		goto out;
 	}
 	if (name) {
-		cl = hl_cluster_join(name);
-		if (IS_ERR(cl)) {
-			ret = PTR_ERR(cl);
-			cl = NULL;
-			goto err;
-		}
-		ret = hl_cluster_res_init(ns->root, cl, "", 0);
+		ret = hl_ns_join(ns, name);
 		if (ret)
 			goto err;
-		ns->cl = cl;
 	}
 	ret = xa_err(xa_store(&hl_nss, ns->inum, ns, GFP_KERNEL));
-	if (ret)
+	if (ret) {
+		if (ns->cl)
+			hl_ns_unjoin(ns);
 		goto err;
+	}
 	hl_init_ns = ns;
 	mutex_unlock(&hl_nss_lock);
 	/* The array holds the new space already. */
@@ -240,15 +350,89 @@ int hl_ns_rebind(const char *name)
 	return 0;
 
 err:
-	hl_cluster_leave(cl);
-	hl_cluster_free(cl);
-	hl_root_free(ns->root);
-	hl_ipc_put(ns->ipc);
-	free_percpu(ns->stats);
-	kfree(ns);
+	hl_ns_free(ns);
 out:
 	mutex_unlock(&hl_nss_lock);
 	return ret;
+}
+
+/**
+ * hl_ns_is_init() - Whether an IPC namespace is the initial one.
+ * @ipc: The namespace.
+ *
+ * Return: true when it is.
+ */
+bool hl_ns_is_init(const struct ipc_namespace *ipc)
+{
+	return ipc == init_task.nsproxy->ipc_ns;
+}
+
+/**
+ * hl_ns_bind() - Bind the lock spaces of an IPC namespace other than the
+ *	initial one to a DLM lockspace, or to none.
+ * @ipc: The namespace; the binding takes a reference of its own.
+ * @name: The lockspace's name, or NULL for none.
+ *
+ * Only while no space of it lives (a space is bound for life): its next
+ * space joins the lockspace when it is made.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -EBUSY while a locker is open in the namespace, or -ENOMEM.
+ */
+int hl_ns_bind(struct ipc_namespace *ipc, const char *name)
+{
+	struct hl_bind *bind = NULL, *old;
+	int ret = 0;
+
+	if (name) {
+		bind = kzalloc(sizeof(*bind), GFP_KERNEL);
+		if (!bind)
+			return -ENOMEM;
+		strscpy(bind->name, name, sizeof(bind->name));
+	}
+	mutex_lock(&hl_nss_lock);
+	/* Spaces other than the initial one live while lockers do. */
+	if (xa_load(&hl_nss, ipc->ns.inum)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (bind) {
+		bind->ipc = get_ipc_ns(ipc);
+		old = xa_store(&hl_binds, ipc->ns.inum, bind, GFP_KERNEL);
+		if (xa_is_err(old)) {
+			hl_ipc_put(bind->ipc);
+			ret = xa_err(old);
+			goto out;
+		}
+		bind = NULL;
+	} else {
+		old = xa_erase(&hl_binds, ipc->ns.inum);
+	}
+	if (old) {
+		hl_ipc_put(old->ipc);
+		kfree(old);
+	}
+out:
+	mutex_unlock(&hl_nss_lock);
+	kfree(bind);
+	return ret;
+}
+
+/**
+ * hl_ns_bound() - The DLM lockspace an IPC namespace other than the initial
+ *	one is bound to.
+ * @ipc: The namespace.
+ * @name: Set to the lockspace's name, empty when none.
+ */
+void hl_ns_bound(struct ipc_namespace *ipc,
+		 char name[HLOCK_CLUSTER_NAME_MAX + 1])
+{
+	struct hl_bind *bind;
+
+	mutex_lock(&hl_nss_lock);
+	bind = xa_load(&hl_binds, ipc->ns.inum);
+	strscpy(name, bind ? bind->name : "", HLOCK_CLUSTER_NAME_MAX + 1);
+	mutex_unlock(&hl_nss_lock);
 }
 
 /**

@@ -150,6 +150,8 @@ struct hlock_info {
  * HLOCK_REC_CLUSTER, HLOCK_REC_REMOTE_WAIT and hlock_record_ext.node_mode.
  */
 #define HLOCK_FEAT_CLUSTER	(1ULL << 8)
+/* HLOCK_IOC_CLUSTER: bind the lock space of any IPC namespace. */
+#define HLOCK_FEAT_CLUSTER_BIND	(1ULL << 9)
 
 /* Levels of the statistics: a resource's depth below the root. */
 #define HLOCK_LEVEL_GLOBAL	0	/* the root */
@@ -614,5 +616,54 @@ struct hlock_events_args {
  * waiter now (1) or not (0), as HLOCK_REC_BLOCKING.  Errors: ENOENT.
  */
 #define HLOCK_IOC_BLOCKING	_IOW(HLOCK_IOC_MAGIC, 15, struct hlock_lock_args)
+
+/* Longest name of a DLM lockspace (HLOCK_IOC_CLUSTER), without its NUL. */
+#define HLOCK_CLUSTER_NAME_MAX	64
+
+/* Flags of struct hlock_cluster_args. */
+/* Bind the lock space to @name (an empty one: to none); else read. */
+#define HLOCK_CLUSTER_F_SET	(1U << 0)
+
+/**
+ * struct hlock_cluster_args - Argument of HLOCK_IOC_CLUSTER: the DLM
+ *	lockspace the lock space of an IPC namespace is bound to.
+ * @name: User pointer to the lockspace's name, @name_len bytes, not
+ *	NUL-terminated: letters, digits, '_', '-' and '.'.  Reading, the
+ *	name in force is copied there.
+ * @name_len: Setting, the length of @name, 0 to bind to no lockspace
+ *	(this machine only); more than HLOCK_CLUSTER_NAME_MAX is
+ *	ENAMETOOLONG.  Reading, the bytes @name has room for (ERANGE when
+ *	too few); set to the length of the name in force, 0 when none.
+ * @flags: 0 (read) or HLOCK_CLUSTER_F_SET.
+ * @pid: A process of the IPC namespace, as the caller's PID namespace
+ *	numbers it; 0 names the caller's own.
+ * @__pad: Must be zero.
+ * @reserved: Must be zero.
+ *
+ * Setting, or naming another process, takes CAP_SYS_ADMIN.  A lock space
+ * is bound for life: setting it is EBUSY while a locker is open in it.
+ * The initial namespace's binding is the module parameter cluster, which
+ * this sets too; another's is kept, with its namespace, until it is set
+ * to none or the module unloads, and the space joins the lockspace when
+ * its first locker opens (that open returns the DLM's error, if any).
+ * A lockspace serves one lock space at a time on a node: binding a second
+ * one to it is EEXIST when its first locker opens.
+ */
+struct hlock_cluster_args {
+	__u64 name;
+	__u32 name_len;
+	__u32 flags;
+	__s32 pid;
+	__u32 __pad;
+	__u64 reserved[2];
+};
+
+/*
+ * HLOCK_IOC_CLUSTER: read or set the DLM lockspace of a lock space
+ * (HLOCK_FEAT_CLUSTER_BIND).  Errors: EPERM, ESRCH, EBUSY, ENAMETOOLONG,
+ * ERANGE, ENOPROTOOPT (the kernel's DLM is not loaded), the DLM's when
+ * binding the initial namespace (it joins at once).
+ */
+#define HLOCK_IOC_CLUSTER	_IOWR(HLOCK_IOC_MAGIC, 16, struct hlock_cluster_args)
 
 #endif /* _UAPI_LINUX_HLOCK_H */
