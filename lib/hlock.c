@@ -325,3 +325,37 @@ int hlock_blocking(int fd, const char *path)
 {
 	return path_ioctl(fd, HLOCK_IOC_BLOCKING, path, 0, 0, 0);
 }
+
+int hlock_cluster_get(int fd, pid_t pid, char *name, size_t size)
+{
+	struct hlock_cluster_args args;
+	int ret;
+
+	if (!name || !size)
+		return -EFAULT;
+	memset(&args, 0, sizeof(args));
+	args.name = (uintptr_t)name;
+	/* Room for the NUL this adds. */
+	args.name_len = size - 1 > UINT32_MAX ? UINT32_MAX : size - 1;
+	args.pid = pid;
+	ret = sys_result(ioctl(fd, HLOCK_IOC_CLUSTER, &args));
+	if (ret)
+		return ret;
+	name[args.name_len] = 0;
+	return 0;
+}
+
+int hlock_cluster_set(int fd, pid_t pid, const char *name)
+{
+	struct hlock_cluster_args args;
+	size_t len = name ? strlen(name) : 0;
+
+	memset(&args, 0, sizeof(args));
+	if (len > HLOCK_CLUSTER_NAME_MAX)
+		return -ENAMETOOLONG;
+	args.name = (uintptr_t)name;
+	args.name_len = len;
+	args.flags = HLOCK_CLUSTER_F_SET;
+	args.pid = pid;
+	return sys_result(ioctl(fd, HLOCK_IOC_CLUSTER, &args));
+}

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 /*
  * The uapi header: uapi/linux/hlock.h in the tree (-Iuapi), and
  * installed as INCLUDEDIR/hlock/linux/hlock.h beside this file, which
@@ -53,6 +54,8 @@ int hlock_lvb_set(int fd, const char *path, const void *buf);
 int hlock_events(int fd, unsigned int *events);
 int hlock_events_want(int fd, unsigned int want);
 int hlock_blocking(int fd, const char *path);
+int hlock_cluster_get(int fd, pid_t pid, char *name, size_t size);
+int hlock_cluster_set(int fd, pid_t pid, const char *name);
 
 /*
  * Walking the records hlock_table() copied:
