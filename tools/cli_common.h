@@ -63,6 +63,12 @@ static inline int cli_open(const char *prog, int *fdp)
 			"%s: cannot open %s: %s (is the hlock module loaded?)\n",
 			prog, HLOCK_DEVICE, strerror(-fd));
 		return EX_UNAVAILABLE;
+	case EEXIST:
+		/* A new lock space joins its DLM lockspace: taken already. */
+		fprintf(stderr,
+			"%s: cannot open %s: the DLM lockspace this lock space is bound to is in use on this node\n",
+			prog, HLOCK_DEVICE);
+		return EX_UNAVAILABLE;
 	case EACCES:
 	case EPERM:
 	case EROFS:

@@ -84,7 +84,8 @@ static void usage_lines(FILE *f)
 	fputs("Usage:\n"
 	      " " PROG " [options] <resource> <command> [<argument>...]\n"
 	      " " PROG " [options] <resource> -c <command>\n"
-	      " " PROG " [options] <fd> <resource>\n", f);
+	      " " PROG " [options] <fd> <resource>\n"
+	      " " PROG " --cluster[=<lockspace>] [--pid <pid>]\n", f);
 }
 
 static void __attribute__((noreturn)) help(void)
@@ -120,6 +121,11 @@ HLOCK_DEVICE ", or lock <resource> on the locker a shell opened as\n"
 "                            renewed every quarter of it while the command\n"
 "                            runs; an expired lease (hlock stopped) is\n"
 "                            taken over by a conflicting waiter\n"
+"     --cluster[=<name>]   no lock: print the DLM lockspace the lock space\n"
+"                            is bound to (nothing when none), or bind it to\n"
+"                            <name> (\"\": to none; needs CAP_SYS_ADMIN)\n"
+"     --pid <pid>          with --cluster: the lock space of <pid>'s IPC\n"
+"                            namespace rather than hlock's own\n"
 " -v, --verbose            tell on stderr how long the lock took and its\n"
 "                            fencing token, why it was not granted, and the\n"
 "                            lock statistics once the command has ended\n"
@@ -340,7 +346,7 @@ static int run_command(char **cmd, int fd, int64_t lease)
 }
 
 /* getopt_long()'s values of the long options without a short one. */
-enum { OPT_WHY = 256, OPT_LEASE };
+enum { OPT_WHY = 256, OPT_LEASE, OPT_CLUSTER, OPT_PID };
 
 static const struct option long_opts[] = {
 	{ "shared",		no_argument,		NULL, 's' },
@@ -358,6 +364,8 @@ static const struct option long_opts[] = {
 	{ "command",		required_argument,	NULL, 'c' },
 	{ "why",		required_argument,	NULL, OPT_WHY },
 	{ "lease",		required_argument,	NULL, OPT_LEASE },
+	{ "cluster",		optional_argument,	NULL, OPT_CLUSTER },
+	{ "pid",		required_argument,	NULL, OPT_PID },
 	{ "verbose",		no_argument,		NULL, 'v' },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ "version",		no_argument,		NULL, 'V' },
@@ -371,6 +379,9 @@ struct opts {
 	int64_t timeout;	/* -1: for as long as needed */
 	int64_t lease;		/* 0: none */
 	const char *why;
+	const char *cluster;	/* --cluster=NAME */
+	long pid;		/* --pid, -1: none */
+	bool cluster_op;	/* --cluster, with or without NAME */
 	bool unlock;
 	bool close_fd;
 	bool no_fork;
@@ -440,6 +451,20 @@ static void parse_options(int argc, char **argv, struct opts *o)
 					    HLOCK_WHY_LEN - 1);
 			o->why = optarg;
 			break;
+		case OPT_CLUSTER:
+			o->cluster_op = true;
+			o->cluster = optarg;
+			break;
+		case OPT_PID: {
+			char *end;
+
+			errno = 0;
+			o->pid = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || o->pid <= 0 ||
+			    o->pid > INT32_MAX)
+				usage_error("invalid pid '%s'", optarg);
+			break;
+		}
 		case 'v':
 			o->verbose = true;
 			break;
@@ -454,6 +479,8 @@ static void parse_options(int argc, char **argv, struct opts *o)
 				usage_error("option '--why' requires an argument");
 			if (optopt == OPT_LEASE)
 				usage_error("option '--lease' requires an argument");
+			if (optopt == OPT_PID)
+				usage_error("option '--pid' requires an argument");
 			bad_option("mwEc", argv[optind - 1]);
 		}
 	}
@@ -463,6 +490,8 @@ static void parse_options(int argc, char **argv, struct opts *o)
 		usage_error("the --no-fork and --close options are incompatible");
 	if (o->no_fork && o->lease)
 		usage_error("--lease needs hlock to renew it: not with --no-fork");
+	if (o->pid >= 0 && !o->cluster_op)
+		usage_error("--pid goes with --cluster");
 }
 
 /* An operand that names a file descriptor: decimal digits only. */
@@ -615,6 +644,66 @@ static int fd_form(const struct opts *o, const char *fdarg,
 	return 0;
 }
 
+/*
+ * --cluster: print the DLM lockspace of a lock space, or bind it to
+ * o->cluster ("" unbinds).
+ */
+static int cluster_form(const struct opts *o)
+{
+	char name[HLOCK_CLUSTER_NAME_MAX + 1], whose[64];
+	pid_t pid = o->pid < 0 ? 0 : o->pid;
+	int fd, ret;
+
+	if (o->pid < 0)
+		snprintf(whose, sizeof(whose), "this lock space");
+	else
+		snprintf(whose, sizeof(whose), "the lock space of pid %ld",
+			 o->pid);
+	ret = cli_open(PROG, &fd);
+	if (ret)
+		return ret;
+	if (o->cluster)
+		ret = hlock_cluster_set(fd, pid, o->cluster);
+	else
+		ret = hlock_cluster_get(fd, pid, name, sizeof(name));
+	switch (-ret) {
+	case 0:
+		break;
+	case ENOTTY:
+		cli_die(EX_UNAVAILABLE, "this module cannot bind lock spaces to the DLM");
+	case EPERM:
+		cli_die(EX_NOPERM, "%s %s needs CAP_SYS_ADMIN",
+			o->cluster ? "binding" : "reading the binding of", whose);
+	case ESRCH:
+		cli_die(EX_DATAERR, "no process %ld", o->pid);
+	case EINVAL:
+		cli_die(EX_DATAERR, "invalid lockspace name '%s' (letters, digits, '_', '-' and '.')",
+			o->cluster);
+	case ENAMETOOLONG:
+		cli_die(EX_DATAERR, "lockspace name too long (at most %d bytes)",
+			HLOCK_CLUSTER_NAME_MAX);
+	case EBUSY:
+		if (o->pid < 0)
+			cli_die(EX_TEMPFAIL, "cannot bind %s: lockers are open in it, hlock's own too (the initial namespace's is the module parameter cluster)",
+				whose);
+		cli_die(EX_TEMPFAIL, "cannot bind %s: lockers are open in it",
+			whose);
+	case ENOPROTOOPT:
+		cli_die(EX_UNAVAILABLE, "cannot bind %s: the kernel's DLM is not loaded (modprobe dlm)",
+			whose);
+	default:
+		cli_die(EX_OSERR, "cannot %s %s: %s",
+			o->cluster ? "bind" : "read the binding of", whose,
+			strerror(-ret));
+	}
+	if (!o->cluster && *name)
+		printf("%s\n", name);
+	if (o->verbose && o->cluster)
+		fprintf(stderr, PROG ": %s bound to %s\n", whose,
+			*o->cluster ? o->cluster : "no lockspace");
+	return 0;
+}
+
 /* The command form: lock @path, run @cmd and return its status. */
 static int command_form(const struct opts *o, const char *path,
 			char **cmd)
@@ -647,12 +736,17 @@ static int command_form(const struct opts *o, const char *path,
 int main(int argc, char **argv)
 {
 	struct opts o = { .mode = HLOCK_X, .conflict_code = 1,
-			  .timeout = -1 };
+			  .timeout = -1, .pid = -1 };
 	char *sh_argv[4];
 	int nr;
 
 	parse_options(argc, argv, &o);
 	nr = argc - optind;
+	if (o.cluster_op) {
+		if (nr)
+			usage_error("--cluster takes no operand");
+		return cluster_form(&o);
+	}
 	if (nr == 2 && is_fd_operand(argv[optind])) {
 		if (o.lease)
 			usage_error("--lease needs hlock to renew it: not in the <fd> form");
