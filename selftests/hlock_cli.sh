@@ -277,6 +277,49 @@ t_usage() {
 	done
 }
 
+# own_ipc_ns PID: whether PID is in another IPC namespace than this shell.
+own_ipc_ns() {
+	[ "$(readlink "/proc/$1/ns/ipc")" != "$(readlink /proc/self/ns/ipc)" ]
+}
+
+t_cluster() {
+	# These VMs have no DLM: nothing is bound, and nothing can be.
+	out=$($H --cluster 2>"$ERR")
+	expect_rc 0 $? "hlock --cluster" || return 1
+	[ -z "$out" ] || bad "hlock --cluster printed '$out'" || return 1
+	for args in "--pid 1" "--cluster x" "--cluster --pid" \
+		    "--cluster --pid 0" "--cluster --pid -3" "--cluster --pid 1x"; do
+		# shellcheck disable=SC2086 # split on purpose
+		$H $args 2>/dev/null
+		expect_rc 64 $? "hlock $args" || return 1
+	done
+	$H --cluster=a/b 2>"$ERR"
+	expect_rc 65 $? "hlock --cluster=a/b" || return 1
+	grep -q "invalid lockspace name 'a/b'" "$ERR" ||
+		bad "no message naming a/b" || return 1
+	$H --cluster="$(printf '%065d' 0)" 2>"$ERR"
+	expect_rc 65 $? "hlock --cluster=<65 bytes>" || return 1
+	# hlock's own locker is open in this lock space.
+	$H --cluster=x 2>"$ERR"
+	expect_rc 75 $? "hlock --cluster=x" || return 1
+	grep -q "lockers are open in it" "$ERR" ||
+		bad "no message saying lockers are open" || return 1
+	unshare -i sleep 100 &
+	ns=$!
+	poll own_ipc_ns $ns || bad "unshare -i failed" || return 1
+	$H --cluster=x --pid $ns 2>"$ERR"
+	expect_rc 69 $? "hlock --cluster=x --pid <another namespace>" || return 1
+	grep -q "DLM is not loaded" "$ERR" ||
+		bad "no message saying the DLM is not loaded" || return 1
+	$H --cluster= --pid $ns 2>"$ERR"
+	expect_rc 0 $? "hlock --cluster= --pid <another namespace>" || return 1
+	kill $ns
+	wait $ns 2>/dev/null
+	$H --cluster --pid $ns 2>"$ERR"
+	expect_rc 65 $? "hlock --cluster --pid <gone>" || return 1
+	grep -q "no process $ns" "$ERR" || bad "no message naming the pid"
+}
+
 t_bad_path() {
 	$H 'a//b' true 2>"$ERR"
 	expect_rc 65 $? "hlock a//b" || return 1
@@ -1152,6 +1195,7 @@ run hlock_verbose t_verbose
 run hlock_verbose_wait t_verbose_wait
 run hlock_why t_why
 run hlock_usage t_usage
+run hlock_cluster t_cluster
 run hlock_bad_path t_bad_path
 run hlock_not_found t_not_found
 run hlock_not_executable t_not_executable

@@ -27,7 +27,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..14"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -498,5 +498,70 @@ case $node in
 esac
 [ "$t" = ok ] && ok "a wait that ends leaves the DLM's queue" ||
 	not_ok "a wait that ends leaves the DLM's queue: $t"
+
+# 14. An administrator binds the lock space of another IPC namespace to a
+# DLM lockspace of its own (HLOCK_IOC_CLUSTER, hlock --cluster): there,
+# X on node 1 blocks a try on node 2, while the same path in the initial
+# namespace's lock space (lockspace hlock) is free; while a locker is open
+# in the namespace its binding stays; then the binding goes.
+t=ok
+unshare -i sleep 1000 &
+nspid=$!
+# Whether the process $nspid is in an IPC namespace of its own by now.
+unshared() {
+	[ "$(readlink /proc/$nspid/ns/ipc)" != "$(readlink /proc/self/ns/ipc)" ]
+}
+within unshared || t="unshare -i failed"
+[ "$(hlock --cluster)" = hlock ] || t="the initial space is not bound to hlock"
+# Bound to the initial space's lockspace, its first locker cannot open:
+# a lockspace serves one lock space on a node.
+hlock --cluster=hlock --pid $nspid || t="binding the namespace failed"
+out=$(nsenter -t $nspid -i hlock -n c true 2>&1)
+rc=$?
+[ $rc = 66 ] && [ "${out#*in use on this node}" != "$out" ] ||
+	t="a lock space sharing lockspace hlock: exit $rc, $out"
+hlock --cluster=hlock2 --pid $nspid || t="binding the namespace failed"
+[ "$(hlock --cluster --pid $nspid)" = hlock2 ] ||
+	t="the namespace's binding does not read hlock2"
+case $node in
+1)
+	# The locker must be opened in the namespace: its shell opens it.
+	nsenter -t $nspid -i sh -c '
+		exec 9<>/dev/hlock || exit 3
+		hlock 9 b || exit 3
+		[ -d /sys/kernel/debug/dlm ] && ! [ -e /sys/kernel/debug/dlm/hlock2 ] &&
+			exit 2
+		vm-cluster-barrier b-held || exit 3
+		hlock --cluster= --pid '$nspid' 2>/dev/null
+		[ $? = 75 ] || exit 1
+		vm-cluster-barrier b-tried || exit 3
+	'
+	case $? in
+	0) ;;
+	1) t="unbinding the namespace with a locker open did not fail EBUSY" ;;
+	2) t="this node's DLM has no lockspace hlock2" ;;
+	*) t="X on b in the namespace or a barrier failed" ;;
+	esac
+	;;
+*)
+	bar b-held
+	nsenter -t $nspid -i hlock -n b true
+	rc=$?
+	[ $rc = 1 ] || t="a try on b in the namespace ended $rc, not 1 (a conflict)"
+	# The initial namespace's b is another resource, in another lockspace.
+	hlock -n b true || t="a try on b in the initial namespace failed"
+	bar b-tried
+	;;
+esac
+bar b-done
+# Not at once: the barrier's busybox timeout keeps node 1's locker open a
+# moment after the shell that opened it is gone.
+within hlock --cluster= --pid $nspid 2>/dev/null ||
+	t="unbinding the namespace failed"
+[ -z "$(hlock --cluster --pid $nspid)" ] || t="the namespace is still bound"
+kill $nspid
+wait $nspid 2>/dev/null
+[ "$t" = ok ] && ok "another IPC namespace's lock space in its own lockspace" ||
+	not_ok "another IPC namespace's lock space in its own lockspace: $t"
 
 exit $failed

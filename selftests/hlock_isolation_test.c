@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,6 +30,7 @@
 #define MAX_LOCKS_PARAM	"/sys/module/hlock/parameters/max_locks_per_locker"
 #define DEBUGFS_LOCKS	"/sys/kernel/debug/hlock/locks"
 #define MAX_IPC_NS	"/proc/sys/user/max_ipc_namespaces"
+#define CLUSTER_PARAM	"/sys/module/hlock/parameters/cluster"
 /* unshare(CLONE_NEWIPC) rounds of the leak test. */
 #define NS_CYCLES	2000
 /* The namespace limit during that test: a leak reaches it at once. */
@@ -59,8 +61,8 @@ static int table_count(int fd, const char *path, int *named)
 	return table_count_if(fd, record_names, path, named);
 }
 
-/* Drop CAP_SYS_NICE from every set of this process.  Return: 0 or -errno. */
-static int drop_sys_nice(void)
+/* Drop capability @cap from every set of this process.  Return: 0 or -errno. */
+static int drop_cap(int cap)
 {
 	struct __user_cap_header_struct hdr = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
@@ -69,10 +71,9 @@ static int drop_sys_nice(void)
 
 	if (syscall(SYS_capget, &hdr, data))
 		return -errno;
-	data[CAP_TO_INDEX(CAP_SYS_NICE)].effective &= ~CAP_TO_MASK(CAP_SYS_NICE);
-	data[CAP_TO_INDEX(CAP_SYS_NICE)].permitted &= ~CAP_TO_MASK(CAP_SYS_NICE);
-	data[CAP_TO_INDEX(CAP_SYS_NICE)].inheritable &=
-		~CAP_TO_MASK(CAP_SYS_NICE);
+	data[CAP_TO_INDEX(cap)].effective &= ~CAP_TO_MASK(cap);
+	data[CAP_TO_INDEX(cap)].permitted &= ~CAP_TO_MASK(cap);
+	data[CAP_TO_INDEX(cap)].inheritable &= ~CAP_TO_MASK(cap);
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	return 0;
@@ -287,7 +288,7 @@ TEST_F_TIMEOUT(priv, front_needs_cap_sys_nice, TEST_TMO)
 	int before = hlock_open();
 
 	ASSERT_LE(0, before);
-	ASSERT_EQ(0, drop_sys_nice());
+	ASSERT_EQ(0, drop_cap(CAP_SYS_NICE));
 	self->fd[0] = hlock_open();
 	ASSERT_LE(0, self->fd[0]);
 	EXPECT_EQ(-EPERM, lk(self->fd[0], "a/b", X, HLOCK_F_FRONT, 0));
@@ -315,7 +316,7 @@ TEST_F_TIMEOUT(priv, root_x_is_fifo_without_cap, TEST_TMO)
 	for (i = 0; i < 2; i++) {
 		/* Round 0 with the capability, round 1 without. */
 		if (i == 1)
-			ASSERT_EQ(0, drop_sys_nice());
+			ASSERT_EQ(0, drop_cap(CAP_SYS_NICE));
 		self->fd[0] = hlock_open();
 		self->fd[1] = hlock_open();
 		self->fd[2] = hlock_open();
@@ -371,6 +372,183 @@ TEST_F_TIMEOUT(priv, user_namespace_owns_the_right, TEST_TMO)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(0, lk(fd, "a", X, HLOCK_F_FRONT, 0));
 	close(fd);
+}
+
+/* HLOCK_IOC_CLUSTER as it is.  Return: 0 or -errno. */
+static int cluster_ioctl(int fd, struct hlock_cluster_args *args)
+{
+	return ioctl(fd, HLOCK_IOC_CLUSTER, args) ? -errno : 0;
+}
+
+/*
+ * A child in an IPC namespace of its own: it unshares, says so on
+ * @ready, opens a locker when told 'o' on @cmd, closes it on 'c' and
+ * exits on end of file.
+ */
+static pid_t ns_child(int ready[2], int cmd[2])
+{
+	pid_t pid;
+	int fd = -1;
+	char c;
+
+	if (pipe(ready) || pipe(cmd))
+		return -1;
+	pid = fork();
+	if (pid)
+		return pid;
+	close(ready[0]);
+	close(cmd[1]);
+	if (unshare(CLONE_NEWIPC))
+		_exit(1);
+	c = 'u';
+	if (write(ready[1], &c, 1) != 1)
+		_exit(1);
+	while (read(cmd[0], &c, 1) == 1) {
+		if (c == 'o')
+			fd = hlock_open();
+		else if (c == 'c')
+			close(fd);
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* Tell the child of ns_child() @c and wait until it did it. */
+static int ns_child_do(int ready[2], int cmd[2], char c)
+{
+	char r;
+
+	if (write(cmd[1], &c, 1) != 1 || read(ready[0], &r, 1) != 1)
+		return -1;
+	return r == c ? 0 : -1;
+}
+
+FIXTURE(bind) {
+	int fd;
+};
+
+FIXTURE_SETUP(bind)
+{
+	self->fd = -1;
+	if (!have_device())
+		SKIP(return, HLOCK_DEVICE " is absent (module not loaded)");
+	self->fd = hlock_open();
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(bind)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/*
+ * HLOCK_IOC_CLUSTER reads the initial namespace's binding from the module
+ * parameter; it refuses bad arguments, each with its error, and binding a
+ * lock space with lockers open (this test's own); it reads and sets
+ * another namespace's, and no one but CAP_SYS_ADMIN does either.
+ */
+TEST_F_TIMEOUT(bind, errors_and_reads, TEST_TMO)
+{
+	char name[HLOCK_CLUSTER_NAME_MAX + 1], param[128] = "", big[80];
+	struct hlock_cluster_args args;
+	int ready[2], cmd[2], status;
+	bool dlm = !access("/sys/kernel/dlm", F_OK);
+	FILE *f;
+	pid_t pid;
+
+	f = fopen(CLUSTER_PARAM, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(param, sizeof(param), f));
+	fclose(f);
+	param[strcspn(param, "\n")] = 0;
+	ASSERT_EQ(0, hlock_cluster_get(self->fd, 0, name, sizeof(name)));
+	EXPECT_STREQ(param, name);
+
+	/* Arguments. */
+	memset(&args, 0, sizeof(args));
+	args.name = (uintptr_t)name;
+	args.name_len = sizeof(name);
+	args.flags = 1U << 1;
+	EXPECT_EQ(-EINVAL, cluster_ioctl(self->fd, &args));
+	args.flags = 0;
+	args.__pad = 1;
+	EXPECT_EQ(-EINVAL, cluster_ioctl(self->fd, &args));
+	args.__pad = 0;
+	args.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, cluster_ioctl(self->fd, &args));
+	args.reserved[1] = 0;
+	args.pid = -1;
+	EXPECT_EQ(-EINVAL, cluster_ioctl(self->fd, &args));
+	args.pid = 0;
+	EXPECT_EQ(0, cluster_ioctl(self->fd, &args));
+	EXPECT_EQ(strlen(param), args.name_len);
+	args.flags = HLOCK_CLUSTER_F_SET;
+	args.name_len = HLOCK_CLUSTER_NAME_MAX + 1;
+	memset(big, 'a', sizeof(big));
+	args.name = (uintptr_t)big;
+	EXPECT_EQ(-ENAMETOOLONG, cluster_ioctl(self->fd, &args));
+	EXPECT_EQ(-ENAMETOOLONG, hlock_cluster_set(self->fd, 0,
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+	EXPECT_EQ(-EINVAL, hlock_cluster_set(self->fd, 0, "a/b"));
+	EXPECT_EQ(-EINVAL, hlock_cluster_set(self->fd, 0, "a b"));
+	EXPECT_EQ(-EINVAL, hlock_cluster_set(self->fd, 0, "a\n"));
+	args.name = 8;
+	args.name_len = 4;
+	EXPECT_EQ(-EFAULT, cluster_ioctl(self->fd, &args));
+	EXPECT_EQ(-ESRCH, hlock_cluster_set(self->fd, INT32_MAX, ""));
+	EXPECT_EQ(-ESRCH, hlock_cluster_get(self->fd, INT32_MAX, name,
+					    sizeof(name)));
+	/* This test's locker is open in the initial space: bound for life. */
+	EXPECT_EQ(-EBUSY, hlock_cluster_set(self->fd, 0, "other"));
+	EXPECT_EQ(-EBUSY, hlock_cluster_set(self->fd, getpid(),
+					    *param ? "" : "other"));
+
+	/* Another namespace: none, busy while its locker is open. */
+	pid = ns_child(ready, cmd);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(1, read(ready[0], name, 1));
+	memset(name, 'x', sizeof(name));
+	EXPECT_EQ(0, hlock_cluster_get(self->fd, pid, name, sizeof(name)));
+	EXPECT_STREQ("", name);
+	EXPECT_EQ(dlm ? 0 : -ENOPROTOOPT,
+		  hlock_cluster_set(self->fd, pid, "hl-test.1"));
+	EXPECT_EQ(0, hlock_cluster_get(self->fd, pid, name, sizeof(name)));
+	EXPECT_STREQ(dlm ? "hl-test.1" : "", name);
+	if (dlm)
+		EXPECT_EQ(-ERANGE, hlock_cluster_get(self->fd, pid, name, 4));
+	EXPECT_EQ(0, hlock_cluster_set(self->fd, pid, ""));
+	ASSERT_EQ(0, ns_child_do(ready, cmd, 'o'));
+	EXPECT_EQ(-EBUSY, hlock_cluster_set(self->fd, pid, ""));
+	ASSERT_EQ(0, ns_child_do(ready, cmd, 'c'));
+	/* Its space ends with its last locker. */
+	EXPECT_EQ(0, hlock_cluster_set(self->fd, pid, NULL));
+
+	/* Without CAP_SYS_ADMIN: its own binding only, read only. */
+	status = fork();
+	ASSERT_LE(0, status);
+	if (!status) {
+		int ret = drop_cap(CAP_SYS_ADMIN);
+
+		if (!ret && hlock_cluster_set(self->fd, 0, "") != -EPERM)
+			ret = 2;
+		if (!ret && hlock_cluster_set(self->fd, pid, "") != -EPERM)
+			ret = 3;
+		if (!ret && hlock_cluster_get(self->fd, pid, name,
+					      sizeof(name)) != -EPERM)
+			ret = 4;
+		if (!ret && hlock_cluster_get(self->fd, 0, name,
+					      sizeof(name)))
+			ret = 5;
+		_exit(ret ? (ret < 0 ? 1 : ret) : 0);
+	}
+	EXPECT_EQ(0, WEXITSTATUS(wait_child(status)));
+	close(cmd[1]);
+	EXPECT_EQ(0, wait_child(pid));
+	close(cmd[0]);
+	close(ready[0]);
+	close(ready[1]);
 }
 
 FIXTURE(limit) {
