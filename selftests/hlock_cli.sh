@@ -40,7 +40,7 @@ LOCK_KEYS=command,pid,resource,mode,state,wait,held,blocker,why
 # diagnostics at the end.
 exec 3>&2 2>"$TMP/sh.err"
 
-NTESTS=41
+NTESTS=42
 n=0
 pass=0
 fail=0
