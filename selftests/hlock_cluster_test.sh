@@ -548,8 +548,9 @@ case $node in
 	nsenter -t $nspid -i hlock -n b true
 	rc=$?
 	[ $rc = 1 ] || t="a try on b in the namespace ended $rc, not 1 (a conflict)"
-	# The initial namespace's b is another resource, in another lockspace.
-	hlock -n b true || t="a try on b in the initial namespace failed"
+	# The initial namespace's b is another resource, in another lockspace
+	# (S: the other nodes but node 1 try it at the same time).
+	hlock -n -s b true || t="a try on b in the initial namespace failed"
 	bar b-tried
 	;;
 esac
