@@ -44,6 +44,7 @@
 
 #include <crypto/sha2.h>
 #include <linux/capability.h>
+#include <linux/completion.h>
 #include <linux/ctype.h>
 #include <linux/dlm.h>
 #include <linux/module.h>
@@ -57,6 +58,11 @@
 /* Kinds of DLM resource names (their first byte). */
 #define HL_NAME_PATH		'p'
 #define HL_NAME_HASH		'h'
+/* The fencing token counter's resource, "t" alone. */
+#define HL_NAME_TOKEN		't'
+
+/* Tokens a node reserves in the counter's value at a time. */
+#define HL_TOKEN_BATCH		1024
 
 /* The DLM's entry points, taken when binding: hlock does not need dlm.ko. */
 struct hl_dlm_ops {
@@ -67,12 +73,40 @@ struct hl_dlm_ops {
 };
 
 /**
+ * struct hl_ctok - This node's DLM lock on the lockspace's fencing token
+ *	counter (see hl_cluster_token()).
+ * @lksb: The DLM's status block of the lock; its value block is @lvb.
+ * @done: Completed by the completion AST of the request in flight.
+ * @work: Gives the counter back when another node wants it.
+ * @lock: Serialises draws and the work; held across DLM round trips.
+ * @pending: A request is in flight (@done not yet waited for).
+ * @mode: The mode held (HLOCK_NL or HLOCK_X), as last answered.
+ * @asked: The mode of the request in flight.
+ * @next: The next token to give, while @mode is HLOCK_X.
+ * @ceiling: The greatest token reserved in the counter's value.
+ * @lvb: The counter's value block: the last token reserved, little-endian.
+ */
+struct hl_ctok {
+	struct dlm_lksb lksb;
+	struct completion done;
+	struct work_struct work;
+	struct mutex lock;
+	bool pending;
+	unsigned char mode;
+	unsigned char asked;
+	u64 next;
+	u64 ceiling;
+	__le64 lvb[HLOCK_LVB_LEN / sizeof(__le64)];
+};
+
+/**
  * struct hl_cluster - A lock space's binding to a DLM lockspace.
  * @ls: The DLM lockspace.
  * @wq: Where the resources' work runs.
  * @dead: Set once the binding ends: no more DLM calls.
  * @requests: DLM requests made (locks, conversions, unlocks).
  * @basts: Blocking ASTs received.
+ * @tok: The fencing token counter.
  * @name: The lockspace's name.
  */
 struct hl_cluster {
@@ -81,6 +115,7 @@ struct hl_cluster {
 	bool dead;
 	atomic_long_t requests;
 	atomic_long_t basts;
+	struct hl_ctok tok;
 	char name[DLM_LOCKSPACE_LEN + 1];
 };
 
@@ -683,6 +718,156 @@ void hl_cluster_res_free(struct hl_res *r)
 	r->clk = NULL;
 }
 
+/*
+ * Fencing tokens across nodes.  Every node of the lockspace holds a DLM
+ * lock on one more resource, the counter (HL_NAME_TOKEN), from its join
+ * on: in NL, which keeps the counter's value block alive, and in EX (X)
+ * while it draws tokens.  A node that gets EX reads the value, the last
+ * token any node reserved, and reserves HL_TOKEN_BATCH more above it by
+ * writing the value at once (a conversion from EX to EX writes it), before
+ * it gives any of them; it keeps EX, and draws without a round trip, until
+ * another node asks for the counter, and then writes the last token it
+ * gave and goes down to NL.  So tokens increase across nodes, and a node
+ * that dies with EX cannot have given a token beyond the value the DLM
+ * kept.  When the value is unknown (never written, or lost with the node
+ * that mastered it), counting starts again from the wall clock in
+ * nanoseconds: above every earlier token as long as the nodes' clocks
+ * agree to within the time since those tokens were given.
+ */
+
+/* The counter's completion AST: its request in flight ended. */
+static void hl_ctok_ast(void *arg)
+{
+	struct hl_ctok *t = arg;
+
+	complete(&t->done);
+}
+
+/* The counter's blocking AST: another node waits for it. */
+static void hl_ctok_bast(void *arg, int mode)
+{
+	struct hl_cluster *cl = container_of(arg, struct hl_cluster, tok);
+
+	if (!READ_ONCE(cl->dead))
+		queue_work(cl->wq, &cl->tok.work);
+}
+
+/*
+ * Take in the answer to the request in flight, once it came.  Return: 0,
+ * -EINTR (a fatal signal while waiting: the request stays in flight, for
+ * the next call to wait for), or the DLM's error.  Context: @t->lock.
+ */
+static int hl_ctok_answer(struct hl_ctok *t, bool killable)
+{
+	u64 val;
+
+	lockdep_assert_held(&t->lock);
+	if (!t->pending)
+		return 0;
+	if (!killable)
+		wait_for_completion(&t->done);
+	else if (wait_for_completion_killable(&t->done))
+		return -EINTR;
+	t->pending = false;
+	if (t->lksb.sb_status)
+		return t->lksb.sb_status;
+	if (t->asked == HLOCK_X && t->mode != HLOCK_X) {
+		/* Up: the value is the last token reserved, or unknown. */
+		val = le64_to_cpu(t->lvb[0]);
+		if (!val || (t->lksb.sb_flags & DLM_SBF_VALNOTVALID))
+			val = max_t(u64, val, ktime_get_real_ns());
+		t->ceiling = val;
+		t->next = max(t->next, val + 1);
+	}
+	t->mode = t->asked;
+	return 0;
+}
+
+/*
+ * Ask the DLM for the counter in @mode, the value block written from
+ * @t->lvb when going down from EX or staying there, and wait for the
+ * answer.  Context: @t->lock.
+ */
+static int hl_ctok_request(struct hl_cluster *cl, unsigned int mode,
+			   bool killable)
+{
+	struct hl_ctok *t = &cl->tok;
+	static const char name[] = { HL_NAME_TOKEN };
+	u32 flags = DLM_LKF_VALBLK;
+	int ret;
+
+	lockdep_assert_held(&t->lock);
+	ret = hl_ctok_answer(t, killable);
+	if (ret)
+		return ret;
+	if (t->lksb.sb_lkid)
+		flags |= DLM_LKF_CONVERT;
+	reinit_completion(&t->done);
+	t->asked = mode;
+	atomic_long_inc(&cl->requests);
+	ret = hl_dlm.lock(cl->ls, mode, &t->lksb, flags, name, sizeof(name),
+			  0, hl_ctok_ast, t, hl_ctok_bast);
+	if (ret)
+		return ret;
+	t->pending = true;
+	return hl_ctok_answer(t, killable);
+}
+
+/* Give the counter back to the node that asked for it. */
+static void hl_ctok_work(struct work_struct *work)
+{
+	struct hl_cluster *cl = container_of(work, struct hl_cluster,
+					     tok.work);
+	struct hl_ctok *t = &cl->tok;
+	int ret;
+
+	mutex_lock(&t->lock);
+	ret = hl_ctok_answer(t, false);
+	if (!ret && t->mode == HLOCK_X && !READ_ONCE(cl->dead)) {
+		/* The next node starts above the last token given here. */
+		t->lvb[0] = cpu_to_le64(t->next - 1);
+		ret = hl_ctok_request(cl, HLOCK_NL, false);
+	}
+	mutex_unlock(&t->lock);
+	if (ret)
+		pr_warn_ratelimited("fencing token counter of lockspace %s: %d\n",
+				    cl->name, ret);
+}
+
+/**
+ * hl_cluster_token() - Draw a fencing token in a cluster lock space.
+ * @cl: The space's binding.
+ * @token: Set to the token.
+ *
+ * The token is greater than every one drawn before on any node of the
+ * lockspace (see above): one DLM round trip or two when another node drew
+ * last, none otherwise.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -EINTR on a fatal signal, or the DLM's error.
+ */
+int hl_cluster_token(struct hl_cluster *cl, u64 *token)
+{
+	struct hl_ctok *t = &cl->tok;
+	int ret;
+
+	mutex_lock(&t->lock);
+	ret = hl_ctok_answer(t, true);
+	if (!ret && t->mode != HLOCK_X)
+		ret = hl_ctok_request(cl, HLOCK_X, true);
+	if (!ret && t->next > t->ceiling) {
+		/* Reserve before giving: a death keeps what was reserved. */
+		t->lvb[0] = cpu_to_le64(t->next - 1 + HL_TOKEN_BATCH);
+		ret = hl_ctok_request(cl, HLOCK_X, true);
+		if (!ret)
+			t->ceiling = t->next - 1 + HL_TOKEN_BATCH;
+	}
+	if (!ret)
+		*token = t->next++;
+	mutex_unlock(&t->lock);
+	return ret;
+}
+
 /**
  * hl_cluster_join() - Bind to the DLM lockspace @name.
  * @name: Its name.
@@ -704,6 +889,10 @@ struct hl_cluster *hl_cluster_join(const char *name)
 	if (!cl)
 		return ERR_PTR(-ENOMEM);
 	strscpy(cl->name, name, sizeof(cl->name));
+	init_completion(&cl->tok.done);
+	INIT_WORK(&cl->tok.work, hl_ctok_work);
+	mutex_init(&cl->tok.lock);
+	cl->tok.lksb.sb_lvbptr = (char *)cl->tok.lvb;
 	cl->wq = alloc_workqueue("hlock_cluster", WQ_UNBOUND, 0);
 	if (!cl->wq) {
 		kfree(cl);
@@ -719,6 +908,15 @@ struct hl_cluster *hl_cluster_join(const char *name)
 	if (ret) {
 		destroy_workqueue(cl->wq);
 		kfree(cl);
+		return ERR_PTR(ret);
+	}
+	/* NL on the token counter from now on keeps its value alive. */
+	mutex_lock(&cl->tok.lock);
+	ret = hl_ctok_request(cl, HLOCK_NL, true);
+	mutex_unlock(&cl->tok.lock);
+	if (ret) {
+		hl_cluster_leave(cl);
+		hl_cluster_free(cl);
 		return ERR_PTR(ret);
 	}
 	pr_info("joined DLM lockspace %s\n", cl->name);
@@ -760,6 +958,8 @@ void hl_cluster_leave(struct hl_cluster *cl)
  */
 void hl_cluster_free(struct hl_cluster *cl)
 {
+	if (cl)
+		mutex_destroy(&cl->tok.lock);
 	kfree(cl);
 }
 

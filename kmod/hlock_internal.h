@@ -86,6 +86,12 @@ struct hl_res {
 	char name[];
 };
 
+/*
+ * The fencing token of a grant in a cluster lock space until its holder
+ * asks for it (HLOCK_IOC_TOKEN): drawn then, from the DLM.
+ */
+#define HL_TOKEN_UNDRAWN	U64_MAX
+
 /**
  * struct hl_ns - A lock space: the resources and statistics of one IPC
  *	namespace (hlock_ns.c).
@@ -507,6 +513,7 @@ int hl_ns_bind(struct ipc_namespace *ipc, const char *name);
 void hl_ns_bound(struct ipc_namespace *ipc,
 		 char name[HLOCK_CLUSTER_NAME_MAX + 1]);
 long hl_ioctl_cluster(struct hl_file *f, size_t usize, void __user *uarg);
+int hl_cluster_token(struct hl_cluster *cl, u64 *token);
 
 /* hlock_lvb.c */
 void hl_lvb_free(struct hl_res *r);

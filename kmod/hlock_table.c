@@ -194,8 +194,11 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 		rec->held_ns = s->now - req->since;
 	hl_path_fill(req->head, (char *)(rec + 1), len);
 	ext = hl_rec_ext(rec, len);
-	/* 0 for a new request until its lock call is granted. */
-	ext->token = req->token;
+	/*
+	 * 0 for a new request until its lock call is granted, and in a
+	 * cluster space until its holder asks for it.
+	 */
+	ext->token = req->token == HL_TOKEN_UNDRAWN ? 0 : req->token;
 	ext->flags = ext_flags;
 	ext->node_mode = node_mode;
 	hl_lease_fill(req, ext);

@@ -7,6 +7,11 @@
  * lock call that grants a new request or a conversion (hlock_core.c's
  * op_stamp()), so a grant always has a greater token than every grant of
  * the space before it, in particular than the holder it waited for.  A
+ * cluster space draws from a counter of its DLM lockspace instead
+ * (hl_cluster_token()), which takes a round trip when another node drew
+ * last: only when the holder asks for the token, still while it holds the
+ * grant, so that the token is greater than that of every grant before on
+ * any node.  A
  * locker's description is a short string of its own choosing that the
  * lock table, debugfs and the slow-wait log show beside its requests.
  */
@@ -36,13 +41,17 @@
  * @lk: The locker.
  *
  * Context: the locker lock held.
- * Return: a token greater than every one drawn in the space before.
+ * Return: a token greater than every one drawn in the space before, or
+ * HL_TOKEN_UNDRAWN in a cluster space (hl_file_token() draws it).
  */
 u64 hl_token_next(struct hl_locker *lk)
 {
 	struct hl_file *f = hl_file_of(lk);
 
 	lockdep_assert_held(&f->lock);
+	/* A cluster space's tokens come from the DLM, when asked for. */
+	if (f->ns->cl)
+		return HL_TOKEN_UNDRAWN;
 	return atomic64_inc_return(&f->ns->token);
 }
 
@@ -69,8 +78,14 @@ static int hl_file_token(struct hl_file *f, const char *buf, unsigned int len,
 	req = h ? hl_locker_find(&f->lk, h) : NULL;
 	*token = req ? req->token : 0;
 	rcu_read_unlock();
+	/* The locker's own request: only its calls, under f->lock, free it. */
+	if (*token == HL_TOKEN_UNDRAWN) {
+		ret = hl_cluster_token(f->ns->cl, token);
+		if (!ret)
+			req->token = *token;
+	}
 	mutex_unlock(&f->lock);
-	return 0;
+	return ret;
 }
 
 /**

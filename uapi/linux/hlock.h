@@ -336,7 +336,9 @@ struct hlock_lock_record {
  * @token: Fencing token of the grant held (granted or converting), else
  *	0: while waiting, and for an intent a lock call took on its way
  *	while that call still waits further down (the levels one lock call
- *	made or converted share its token, given once all are granted).
+ *	made or converted share its token, given once all are granted);
+ *	in a cluster lock space, also until the holder asked for it
+ *	(HLOCK_IOC_TOKEN).
  * @lease_ns: With HLOCK_REC_LEASE, time left on the lease: negative once
  *	it expired (it is taken over only when a conflicting request waits).
  * @flags: HLOCK_REC_*.
@@ -518,8 +520,9 @@ struct hlock_describe_args {
  */
 #define HLOCK_IOC_RENEW		_IO(HLOCK_IOC_MAGIC, 10)
 /*
- * HLOCK_IOC_TOKEN: the fencing token of the locker's grant on a path.
- * Errors: ENOENT.
+ * HLOCK_IOC_TOKEN: the fencing token of the locker's grant on a path; in
+ * a cluster lock space, drawn from the DLM lockspace's counter by the
+ * first call.  Errors: ENOENT, EINTR (a fatal signal while drawing).
  */
 #define HLOCK_IOC_TOKEN		_IOWR(HLOCK_IOC_MAGIC, 11, struct hlock_token_args)
 /*
