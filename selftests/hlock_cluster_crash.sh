@@ -15,6 +15,10 @@
 # has recovered, its locks are gone: both waiters are granted, and the
 # value of e reads as lost (zeros), since the DLM cannot know what the
 # dead holder of X did with it.  Then the survivors lock e as before.
+# The last node also draws the last fencing token before the crash (and
+# holds the lockspace's token counter when it crashes); the survivors
+# read it as the value of tk, and the tokens they draw afterwards are
+# greater.
 # The steps are ordered by barriers, never by timing.  Prints TAP on the
 # nodes left; exits 1 if a test failed on this node.
 
@@ -29,7 +33,7 @@ echo "TAP version 13"
 if [ "$node" = "$nodes" ]; then
 	echo "1..0 # node $node crashes"
 else
-	echo "1..3"
+	echo "1..4"
 fi
 
 ok() {
@@ -70,6 +74,8 @@ t=ok
 t2=ok
 case $node in
 "$nodes")
+	hlock_cluster_lvb -t tk x >/dev/null ||
+		echo "# node $node: X on tk or its token failed"
 	hlock c/d -c "echo held >/tmp/cd-held; sleep 3600" &
 	hlock_cluster_lvb -h e x never >/tmp/e-held &
 	wait_for /tmp/cd-held && wait_for /tmp/e-held ||
@@ -79,6 +85,7 @@ case $node in
 	;;
 1)
 	bar held
+	tprev=$(hlock_cluster_lvb tk s)
 	hlock -w $LONG c touch /tmp/c-granted &
 	pid=$!
 	sleep 1
@@ -87,6 +94,7 @@ case $node in
 	;;
 2)
 	bar held
+	tprev=$(hlock_cluster_lvb tk s)
 	hlock_cluster_lvb e s >/tmp/e-read &
 	pid=$!
 	sleep 1
@@ -137,5 +145,26 @@ case $node in
 esac
 [ "$t" = ok ] && ok "the nodes left lock as before" ||
 	not_ok "the nodes left lock as before: $t"
+
+# Tokens drawn after the crash, on either node left, are greater than the
+# last one the crashed node drew.
+t=ok
+case $node in
+1 | 2)
+	[ $node = 1 ] || bar token-1
+	out=$(hlock_cluster_lvb -t tk x) || t="X on tk or its token failed"
+	tok=$(echo "$out" | sed -n 2p)
+	echo "# token $tok after node $nodes's $tprev"
+	[ -n "$tprev" ] || t="no token of node $nodes read before the crash"
+	[ "$tok" -gt "${tprev:-0}" ] 2>/dev/null ||
+		t="token $tok after node $nodes's $tprev"
+	[ $node = 2 ] || bar token-1
+	;;
+*)
+	bar token-1
+	;;
+esac
+[ "$t" = ok ] && ok "fencing tokens after the crash are greater" ||
+	not_ok "fencing tokens after the crash are greater: $t"
 
 exit $failed

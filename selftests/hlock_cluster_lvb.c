@@ -3,13 +3,18 @@
  * A helper of hlock_cluster_test.sh: read and set a lock value block.
  *
  *   hlock_cluster_lvb [-h] PATH MODE [VALUE]
+ *   hlock_cluster_lvb -t PATH MODE
  *
  * Takes MODE (S, SIX or X) on PATH, waiting up to a minute, and prints the
  * value it reads, up to its first NUL byte.  With VALUE (SIX or X), sets
  * it: the release, when the helper exits, publishes it.  Exits 0, or 1
  * when a call failed.  With -h, it then prints "held" and holds the lock
  * until it is killed (which publishes nothing: the value stays pending).
+ * With -t (SIX or X), it draws the grant's fencing token, prints it on a
+ * second line and sets the value to it, in decimal: the next holder reads
+ * the token of the last.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <string.h>
@@ -23,17 +28,25 @@
 int main(int argc, char **argv)
 {
 	char val[HLOCK_LVB_LEN + 1] = "";
-	int fd, mode, ret, hold = 0;
+	char tok[HLOCK_LVB_LEN + 1];
+	int fd, mode, ret, hold = 0, token = 0;
+	const char *value;
+	uint64_t t;
 
-	if (argc > 1 && !strcmp(argv[1], "-h")) {
-		hold = 1;
-		argc--;
-		argv++;
+	for (; argc > 1 && argv[1][0] == '-'; argc--, argv++) {
+		if (!strcmp(argv[1], "-h"))
+			hold = 1;
+		else if (!strcmp(argv[1], "-t"))
+			token = 1;
+		else
+			break;
 	}
-	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: hlock_cluster_lvb [-h] PATH MODE [VALUE]\n");
+	if (argc < 3 || argc > 4 || (token && argc != 3)) {
+		fprintf(stderr, "usage: hlock_cluster_lvb [-h] PATH MODE [VALUE]\n"
+				"       hlock_cluster_lvb -t PATH MODE\n");
 		return 64;
 	}
+	value = argc == 4 ? argv[3] : NULL;
 	if (!strcasecmp(argv[2], "s"))
 		mode = HLOCK_S;
 	else if (!strcasecmp(argv[2], "six"))
@@ -65,9 +78,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("%s\n", val);
-	if (argc == 4) {
+	if (token) {
+		ret = hlock_token(fd, argv[1], &t);
+		if (ret) {
+			fprintf(stderr, "hlock_cluster_lvb: token of %s: %s\n",
+				argv[1], strerror(-ret));
+			return 1;
+		}
+		printf("%" PRIu64 "\n", t);
+		snprintf(tok, sizeof(tok), "%" PRIu64, t);
+		value = tok;
+	}
+	if (value) {
 		memset(val, 0, sizeof(val));
-		memcpy(val, argv[3], strlen(argv[3]));
+		memcpy(val, value, strlen(value));
 		ret = hlock_lvb_set(fd, argv[1], val);
 		if (ret) {
 			fprintf(stderr, "hlock_cluster_lvb: set %s: %s\n",

@@ -27,7 +27,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..15"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -564,5 +564,36 @@ kill $nspid
 wait $nspid 2>/dev/null
 [ "$t" = ok ] && ok "another IPC namespace's lock space in its own lockspace" ||
 	not_ok "another IPC namespace's lock space in its own lockspace: $t"
+
+# 15. Fencing tokens increase across nodes: each node in turn, twice
+# round, takes X on tk, draws its grant's token (from the lockspace's
+# counter, hl_cluster_token()) and leaves it as tk's value, which the
+# next holder, on the next node, reads: each token is greater than the
+# last one drawn.
+t=ok
+r=1
+while [ $r -le 2 ]; do
+	i=1
+	while [ $i -le "$nodes" ]; do
+		if [ $i = "$node" ]; then
+			out=$(hlock_cluster_lvb -t tk X) ||
+				t="X on tk or its token failed"
+			prev=$(echo "$out" | sed -n 1p)
+			tok=$(echo "$out" | sed -n 2p)
+			if [ -z "$prev" ]; then
+				[ $r = 1 ] && [ $i = 1 ] ||
+					t="round $r: no token before this node's"
+			elif ! [ "$tok" -gt "$prev" ] 2>/dev/null; then
+				t="round $r: token $tok after $prev"
+			fi
+			echo "# round $r: token $tok after ${prev:-none}"
+		fi
+		bar "tk-$r-$i"
+		i=$((i + 1))
+	done
+	r=$((r + 1))
+done
+[ "$t" = ok ] && ok "fencing tokens increase across nodes" ||
+	not_ok "fencing tokens increase across nodes: $t"
 
 exit $failed
