@@ -520,33 +520,54 @@ static void hl_reclaim_roots(void)
  * parents they left without children.  Each step holds one head lock for
  * O(CPUs); the walk sleeps between steps when asked to.
  */
-static void hl_reclaim(void)
+/**
+ * hl_space_for_each() - Call a function on every resource in the table.
+ * @fn: The function; called under RCU, it must not sleep.  The root of
+ *	each lock space is not in the table.
+ * @arg: Its argument.
+ *
+ * A resource added meanwhile may be missed, one may be seen twice.
+ *
+ * Context: process context; sleeps between resources when asked to.
+ */
+void hl_space_for_each(void (*fn)(struct hl_res *r, void *arg), void *arg)
 {
 	struct rhashtable_iter iter;
+	struct hl_res *r;
+
+	rhashtable_walk_enter(&hl_space.table, &iter);
+	rhashtable_walk_start(&iter);
+	while ((r = rhashtable_walk_next(&iter))) {
+		if (IS_ERR(r)) {
+			if (PTR_ERR(r) == -EAGAIN)
+				continue;
+			break;
+		}
+		fn(r, arg);
+		if (need_resched()) {
+			rhashtable_walk_stop(&iter);
+			cond_resched();
+			rhashtable_walk_start(&iter);
+		}
+	}
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+}
+
+/* One resource of a reclaim pass; @arg counts those freed. */
+static void hl_reclaim_one(struct hl_res *r, void *arg)
+{
+	*(long *)arg += hl_res_reclaim(r);
+}
+
+static void hl_reclaim(void)
+{
 	unsigned int pass;
 	long freed = 1;
 
 	for (pass = 0; freed && pass <= HL_MAX_LEVELS; pass++) {
-		struct hl_res *r;
-
 		freed = 0;
-		rhashtable_walk_enter(&hl_space.table, &iter);
-		rhashtable_walk_start(&iter);
-		while ((r = rhashtable_walk_next(&iter))) {
-			if (IS_ERR(r)) {
-				if (PTR_ERR(r) == -EAGAIN)
-					continue;
-				break;
-			}
-			freed += hl_res_reclaim(r);
-			if (need_resched()) {
-				rhashtable_walk_stop(&iter);
-				cond_resched();
-				rhashtable_walk_start(&iter);
-			}
-		}
-		rhashtable_walk_stop(&iter);
-		rhashtable_walk_exit(&iter);
+		hl_space_for_each(hl_reclaim_one, &freed);
 	}
 	hl_reclaim_roots();
 	WRITE_ONCE(hl_space.reclaim_at,
