@@ -1034,11 +1034,13 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	if (part_grant(h, req))
 		return 1;
 	hl_head_lock(h);
-	if (h->dead) {
+	if (h->dead || (unlikely(h->cluster) && hl_node_lost(h))) {
+		bool lost = !h->dead;
+
 		hl_head_unlock(h);
 		lk->nr_spare++;
 		op->reqs[l] = NULL;
-		return -EAGAIN;
+		return lost ? -ENOLINK : -EAGAIN;
 	}
 	/*
 	 * A strong mode must see the intents granted in the partitions.  An
@@ -1072,6 +1074,11 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 	op->prev_flags[l] = req->flags;
 	hl_note_convert(req, target);
 	hl_head_lock(h);
+	/* Under the head lock: hl_node_lost_notify() sees what queues before. */
+	if (unlikely(h->cluster) && hl_node_lost(h)) {
+		hl_head_unlock(h);
+		return -ENOLINK;
+	}
 	/* Conversions are decided on the head, in full view. */
 	depart(h);
 	if (req->part)
@@ -1326,8 +1333,9 @@ int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
  * @g: Lockers that this continuation's own grant passes granted.
  *
  * Idempotent: it does nothing unless the waiting level was granted.  If a
- * later level fails (no memory for a resource), everything is undone and
- * the slot is HL_OP_FAILED with the error.
+ * later level fails (no memory for a resource), or the waiting level is on
+ * a cluster head whose node lost the cluster (-ENOLINK), everything is
+ * undone and the slot is HL_OP_FAILED with the error.
  *
  * Return: 0 when the operation is granted, -EINPROGRESS while it waits,
  * the error of a failed one, -ENOENT when the slot holds no operation.
@@ -1335,7 +1343,8 @@ int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
 int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
-	bool granted;
+	struct hl_head *h;
+	bool granted, lost;
 	int ret;
 
 	switch (op->state) {
@@ -1348,9 +1357,19 @@ int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 	default:
 		return -ENOENT;
 	}
-	hl_head_lock(op->heads[op->level]);
+	h = op->heads[op->level];
+	hl_head_lock(h);
 	granted = op->reqs[op->level]->state == HL_GRANTED;
-	hl_head_unlock(op->heads[op->level]);
+	lost = !granted && unlikely(h->cluster) && hl_node_lost(h);
+	hl_head_unlock(h);
+	if (lost) {
+		/* Its node lost the cluster: it will never be granted. */
+		op_undo(lk, g);
+		op->error = -ENOLINK;
+		op->state = HL_OP_FAILED;
+		hl_op_done(lk);
+		return op->error;
+	}
 	if (!granted)
 		return -EINPROGRESS;
 	op->now = hl_clock();
@@ -1646,6 +1665,45 @@ void hl_node_changed(struct hl_head *h, struct hl_grants *g)
 {
 	grant_pass(h, g);
 	node_changed(h);
+}
+
+/* Whether @req's lock call is a try-lock, which withdraws itself. */
+static bool req_of_try(const struct hl_req *req)
+{
+	return req->locker->op.flags & HL_RF_TRY;
+}
+
+/**
+ * hl_node_lost_notify() - This node lost the cluster of a cluster head
+ *	(hl_node_lost() says so from now on): tell everyone on it.
+ * @h: The head.
+ * @g: Where the lockers of the requests that wait or convert here are
+ *	collected, for their continuation to fail them (hl_op_continue());
+ *	not try-locks, which wait for the DLM's answer and give up
+ *	themselves.
+ *
+ * The holders are told too (hl_note_lost()).  A request that queues
+ * later finds hl_node_lost() true under the head lock and fails at once.
+ * O(requests on @h), as a grant pass.
+ *
+ * Context: head lock.
+ */
+void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g)
+{
+	struct hl_req *req;
+	unsigned int m, i;
+
+	for (m = 0; m < HLOCK_NR_MODES; m++) {
+		list_for_each_entry(req, &h->queue[m], node)
+			if (!req_of_try(req))
+				hl_grant_notify(req->locker, g);
+		hlist_for_each_entry(req, &h->granted[m], gnode)
+			hl_note_lost(req);
+	}
+	for (i = 0; i < HL_NR_CONV; i++)
+		list_for_each_entry(req, &h->convq[i], conv_node)
+			if (!req_of_try(req))
+				hl_grant_notify(req->locker, g);
 }
 
 /**

@@ -517,6 +517,7 @@ unsigned int hl_node_need(const struct hl_head *h);
 bool hl_node_only(const struct hl_head *h, const struct hl_req *req);
 void hl_node_remote(struct hl_head *h, unsigned int mask);
 void hl_node_changed(struct hl_head *h, struct hl_grants *g);
+void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g);
 extern bool hl_test_skip_conflict;
 
 /**
@@ -698,6 +699,17 @@ void hl_lvb_publish(struct hl_req *req);
  * wait, and hl_node_keep() allows it).  Context: head lock.
  */
 void hl_node_update(struct hl_head *h);
+/*
+ * Whether this node lost the cluster of the @cluster head @h: nothing is
+ * granted there any more, and what waits there fails with -ENOLINK.  Once
+ * true, it stays true.  Context: head lock.
+ */
+bool hl_node_lost(const struct hl_head *h);
+/*
+ * A granted request on a head whose node lost the cluster: tell its
+ * locker.  Context: head lock; must not sleep.
+ */
+void hl_note_lost(struct hl_req *holder);
 /*
  * The waiting level closes a cycle of waits: it is withdrawn next and
  * fails with EDEADLK (unless granted at that very moment).  Context: the

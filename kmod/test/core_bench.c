@@ -128,6 +128,15 @@ void hl_node_update(struct hl_head *h)
 {
 }
 
+bool hl_node_lost(const struct hl_head *h)
+{
+	return false;
+}
+
+void hl_note_lost(struct hl_req *holder)
+{
+}
+
 /* Nothing waits in this benchmark: the deadlock search never runs. */
 void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
 		      unsigned int mode)

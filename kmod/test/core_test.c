@@ -247,6 +247,23 @@ void hl_node_update(struct hl_head *h)
 	node_updates++;
 }
 
+/* This node lost the cluster (test_cluster_lost()). */
+static bool node_lost;
+static unsigned long note_lost;
+
+bool hl_node_lost(const struct hl_head *h)
+{
+	CHECK(head_locks == 1 && h->cluster, "node lost asked");
+	return node_lost;
+}
+
+void hl_note_lost(struct hl_req *holder)
+{
+	CHECK(head_locks == 1 && holder->state != HL_WAITING,
+	      "lost noted outside the head lock, or for a waiter");
+	note_lost++;
+}
+
 /* Deadlock search: on unless a test turns it off; one lock space here. */
 static bool detect = true;
 static struct hl_graph graph;
@@ -1797,6 +1814,47 @@ static void test_cluster(void)
 	reset();
 }
 
+/*
+ * The node loses the cluster: a request waiting for the node fails with
+ * -ENOLINK once its continuation runs, a conversion too, the holders are
+ * told, and nothing new is granted, cached or not; a release still works.
+ */
+static void test_cluster_lost(void)
+{
+	struct hl_grants g;
+	struct hl_head *h;
+
+	cluster_heads = true;
+	CHECK(lock(2, "c", HLOCK_S, 0) == -EINPROGRESS, "waits for the node");
+	node_set("", HLOCK_IX, 0);
+	node_set("c", HLOCK_S, 0);
+	CHECK(collect(2) == 0, "S on c");
+	CHECK(lock(0, "c", HLOCK_X, 0) == -EINPROGRESS && collect(0) == -EAGAIN,
+	      "X waits");
+	CHECK(lock(1, "d", HLOCK_X, 0) == -EINPROGRESS, "waits for the node");
+	node_set("d", HLOCK_X, 0);
+	CHECK(collect(1) == 0, "X on d");
+	node_lost = true;
+	hl_grants_init(&g);
+	h = find_head("c");
+	hl_head_lock(h);
+	hl_node_lost_notify(h, &g);
+	hl_head_unlock(h);
+	CHECK(note_lost == 1 && !list_empty(&g.lockers), "holder told, waiter due");
+	run_grants(&g);
+	CHECK(collect(0) == -ENOLINK && held(0, "c") == HLOCK_NL &&
+	      held(0, "") == HLOCK_NL, "the waiter failed, undone");
+	CHECK(lock(3, "e", HLOCK_S, 0) == -ENOLINK && held(3, "") == HLOCK_NL,
+	      "nothing new");
+	CHECK(lock(2, "c", HLOCK_X, 0) == -ENOLINK && held(2, "c") == HLOCK_S,
+	      "no conversion");
+	CHECK(unlock(2, "c") == 0 && unlock(1, "d") == 0, "releases work");
+	node_lost = false;
+	note_lost = 0;
+	cluster_heads = false;
+	reset();
+}
+
 /* Blockers are named and counted in bounded time. */
 static void test_blockers(void)
 {
@@ -1958,6 +2016,7 @@ int main(void)
 	test_blocking();
 	test_lvb_publish();
 	test_cluster();
+	test_cluster_lost();
 	for (seed = 1; seed <= 200; seed++)
 		test_random(seed, 400);
 	/* Every level asked for was granted or withdrawn; every wait ended. */
