@@ -51,6 +51,7 @@
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "hlock_internal.h"
@@ -80,7 +81,8 @@ struct hl_dlm_ops {
  * @work: Gives the counter back when another node wants it.
  * @lock: Serialises draws and the work; held across DLM round trips.
  * @pending: A request is in flight (@done not yet waited for).
- * @mode: The mode held (HLOCK_NL or HLOCK_X), as last answered.
+ * @mode: The mode held (HLOCK_NL or HLOCK_X), as last answered; HLOCK_NL
+ *	too before the first draw, while there is no lock.
  * @asked: The mode of the request in flight.
  * @next: The next token to give, while @mode is HLOCK_X.
  * @ceiling: The greatest token reserved in the counter's value.
@@ -107,6 +109,14 @@ struct hl_ctok {
  * @requests: DLM requests made (locks, conversions, unlocks).
  * @basts: Blocking ASTs received.
  * @tok: The fencing token counter.
+ * @root: The root of its space (its other resources are in the table).
+ * @stopped: The DLM stopped the lockspace for a recovery (recover_prep):
+ *	a DLM call would wait until it ends, so the works make none.
+ * @lost: The lockspace stayed stopped for longer than cluster_grace_ms:
+ *	this node lost the cluster (hl_cluster_lost_work()).  For good.
+ * @lost_work: Declares @lost once the grace is over.
+ * @resume_work: Has every resource's work look again once a recovery
+ *	ended (recover_done).
  * @name: The lockspace's name.
  */
 struct hl_cluster {
@@ -116,6 +126,11 @@ struct hl_cluster {
 	atomic_long_t requests;
 	atomic_long_t basts;
 	struct hl_ctok tok;
+	struct hl_res *root;
+	bool stopped;
+	bool lost;
+	struct delayed_work lost_work;
+	struct work_struct resume_work;
 	char name[DLM_LOCKSPACE_LEN + 1];
 };
 
@@ -192,6 +207,18 @@ static char hl_cluster_param[DLM_LOCKSPACE_LEN + 1];
 static DEFINE_MUTEX(hl_cluster_lock);
 /* Set by hl_cluster_init(): the module is up, bind now rather than later. */
 static bool hl_cluster_ready;
+/* How long a stopped lockspace may stay stopped before the node is lost. */
+static unsigned int hl_cluster_grace_ms = 60000;
+module_param_named(cluster_grace_ms, hl_cluster_grace_ms, uint, 0644);
+MODULE_PARM_DESC(cluster_grace_ms,
+		 "Milliseconds a DLM recovery may last before this node counts as having lost the cluster (default 60000; 0: never)");
+
+/* Whether the DLM may be called for @cl now. */
+static bool hl_cluster_up(const struct hl_cluster *cl)
+{
+	return !READ_ONCE(cl->dead) && !READ_ONCE(cl->stopped) &&
+	       !READ_ONCE(cl->lost);
+}
 
 static void hl_dlm_put(void)
 {
@@ -251,7 +278,7 @@ static int hl_clk_target(struct hl_clk *c, struct hl_head *h)
 {
 	unsigned int keep, need;
 
-	if (c->busy || c->cl->dead || h->dead)
+	if (c->busy || !hl_cluster_up(c->cl) || h->dead)
 		return -1;
 	keep = hl_node_keep(h);
 	if (c->deadlk && keep != c->mode)
@@ -295,7 +322,8 @@ static int hl_clk_target(struct hl_clk *c, struct hl_head *h)
 static bool hl_clk_cancel(struct hl_clk *c, struct hl_head *h)
 {
 	return c->busy && !c->down && !c->noqueue && !c->unlocking &&
-	       !c->cancelling && !c->cl->dead && !hl_covers(c->mode, c->asked) &&
+	       !c->cancelling && hl_cluster_up(c->cl) &&
+	       !hl_covers(c->mode, c->asked) &&
 	       !h->wait_mask && hl_covers(c->mode, hl_node_keep(h));
 }
 
@@ -435,7 +463,7 @@ static void hl_clk_work(struct work_struct *work)
 	hl_node_changed(h, &g);
 	if (c->unlock) {
 		c->unlock = false;
-		if (!c->busy && c->exists && !READ_ONCE(c->cl->dead) &&
+		if (!c->busy && c->exists && hl_cluster_up(c->cl) &&
 		    hl_head_idle(h)) {
 			c->busy = true;
 			c->unlocking = true;
@@ -568,7 +596,8 @@ static bool hl_clk_try_ok(struct hl_clk *c, struct hl_head *h,
  *
  * Context: process context, the locker lock held; may sleep.
  * Return: 1 when it waited (look at the slot again), 0 when the try gives
- * up (a conflict on this node, or the DLM refused), -EINTR on a signal.
+ * up (a conflict on this node, or the DLM refused), -EINTR on a signal,
+ * -ENOLINK when this node lost the cluster meanwhile.
  */
 int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
 {
@@ -608,9 +637,14 @@ int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
 	ret = wait_event_interruptible(c->answer_wq,
 				       READ_ONCE(req->state) == HL_GRANTED ||
 				       READ_ONCE(f->gen) != seen ||
-				       READ_ONCE(c->passes) != passes);
+				       READ_ONCE(c->passes) != passes ||
+				       READ_ONCE(c->cl->lost));
 	mutex_lock(&f->lock);
-	return ret ? -EINTR : 1;
+	if (ret)
+		return -EINTR;
+	/* Granted first, or the node lost the cluster: the try gives up. */
+	return READ_ONCE(c->cl->lost) && READ_ONCE(req->state) != HL_GRANTED ?
+	       -ENOLINK : 1;
 }
 
 /**
@@ -642,6 +676,8 @@ int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 	c->cl = cl;
 	c->lksb.sb_lvbptr = c->lvb;
 	hl_clk_name(c, path, len);
+	if (!len)
+		cl->root = r;
 	r->clk = c;
 	r->head.cluster = true;
 	r->head.node_mode = HLOCK_NL;
@@ -674,7 +710,8 @@ bool hl_cluster_may_free(struct hl_res *r)
 	struct hl_clk *c = r->clk;
 
 	lockdep_assert_held(&r->head.lock);
-	if (!c || READ_ONCE(c->cl->dead))
+	/* Lost: its DLM lock stays in the lockspace until it is left. */
+	if (!c || READ_ONCE(c->cl->dead) || READ_ONCE(c->cl->lost))
 		return true;
 	if (c->busy || work_pending(&c->work))
 		return false;
@@ -719,10 +756,12 @@ void hl_cluster_res_free(struct hl_res *r)
 }
 
 /*
- * Fencing tokens across nodes.  Every node of the lockspace holds a DLM
- * lock on one more resource, the counter (HL_NAME_TOKEN), from its join
- * on: in NL, which keeps the counter's value block alive, and in EX (X)
- * while it draws tokens.  A node that gets EX reads the value, the last
+ * Fencing tokens across nodes.  Every node of the lockspace that drew a
+ * token holds a DLM lock on one more resource, the counter
+ * (HL_NAME_TOKEN), from its first draw on: in EX (X) while it draws, then
+ * in NL, which keeps the counter's value block alive as long as one such
+ * node is.  (Not from the join on: a request while the other nodes still
+ * recover from that join makes 6.1's DLM warn.)  A node that gets EX reads the value, the last
  * token any node reserved, and reserves HL_TOKEN_BATCH more above it by
  * writing the value at once (a conversion from EX to EX writes it), before
  * it gives any of them; it keeps EX, and draws without a round trip, until
@@ -823,7 +862,8 @@ static void hl_ctok_work(struct work_struct *work)
 
 	mutex_lock(&t->lock);
 	ret = hl_ctok_answer(t, false);
-	if (!ret && t->mode == HLOCK_X && !READ_ONCE(cl->dead)) {
+	/* Stopped: the resume work queues this again. */
+	if (!ret && t->mode == HLOCK_X && hl_cluster_up(cl)) {
 		/* The next node starts above the last token given here. */
 		t->lvb[0] = cpu_to_le64(t->next - 1);
 		ret = hl_ctok_request(cl, HLOCK_NL, false);
@@ -844,13 +884,16 @@ static void hl_ctok_work(struct work_struct *work)
  * last, none otherwise.
  *
  * Context: process context, may sleep.
- * Return: 0, -EINTR on a fatal signal, or the DLM's error.
+ * Return: 0, -EINTR on a fatal signal, -ENOLINK when this node lost the
+ * cluster, or the DLM's error.
  */
 int hl_cluster_token(struct hl_cluster *cl, u64 *token)
 {
 	struct hl_ctok *t = &cl->tok;
 	int ret;
 
+	if (READ_ONCE(cl->lost))
+		return -ENOLINK;
 	mutex_lock(&t->lock);
 	ret = hl_ctok_answer(t, true);
 	if (!ret && t->mode != HLOCK_X)
@@ -869,6 +912,144 @@ int hl_cluster_token(struct hl_cluster *cl, u64 *token)
 }
 
 /**
+ * hl_node_lost() - Whether this node lost the cluster of a cluster head.
+ * @h: The head.
+ *
+ * Context: head lock.
+ * Return: true once hl_cluster_lost_work() declared it.
+ */
+bool hl_node_lost(const struct hl_head *h)
+{
+	return READ_ONCE(hl_res_of(h)->clk->cl->lost);
+}
+
+/* What hl_cluster_lost_work() walks the resources with. */
+struct hl_lost_walk {
+	struct hl_cluster *cl;
+	struct hl_grants g;
+};
+
+/* One resource of a lost space: its waiters fail, its holders are told. */
+static void hl_clk_lost(struct hl_res *r, void *arg)
+{
+	struct hl_lost_walk *w = arg;
+	struct hl_clk *c = r->clk;
+
+	if (!c || c->cl != w->cl)
+		return;
+	hl_head_lock(&r->head);
+	hl_node_lost_notify(&r->head, &w->g);
+	hl_head_unlock(&r->head);
+	/* Try-locks waiting for the DLM's answer look again. */
+	wake_up_all(&c->answer_wq);
+}
+
+/*
+ * The lockspace stayed stopped for the whole grace: this node lost the
+ * cluster.  Other nodes may have been granted what this node's lockers
+ * hold, once the DLM removed it, so nothing is granted in the space any
+ * more: what waits fails with -ENOLINK, and so does every lock call from
+ * now on; the holders are told (HLOCK_EVENT_LOST), and may only release.
+ */
+static void hl_cluster_lost_work(struct work_struct *work)
+{
+	struct hl_cluster *cl = container_of(to_delayed_work(work),
+					     struct hl_cluster, lost_work);
+	struct hl_lost_walk w = { .cl = cl };
+
+	if (!READ_ONCE(cl->stopped) || READ_ONCE(cl->dead) || cl->lost)
+		return;
+	/* Before any head lock: what queues after the walk sees it. */
+	WRITE_ONCE(cl->lost, true);
+	pr_warn("DLM lockspace %s stopped for over %u ms: this node lost the cluster, and locking there fails with ENOLINK until it is bound again\n",
+		cl->name, READ_ONCE(hl_cluster_grace_ms));
+	hl_grants_init(&w.g);
+	if (cl->root)
+		hl_clk_lost(cl->root, &w);
+	hl_space_for_each(hl_clk_lost, &w);
+	/* Last: a locker's last reference may end the space here. */
+	hl_grants_continue(&w.g);
+}
+
+/* After a recovery: let every resource's work make what it held back. */
+static void hl_clk_resume(struct hl_res *r, void *arg)
+{
+	struct hl_cluster *cl = arg;
+	struct hl_clk *c = r->clk;
+
+	if (!c || c->cl != cl)
+		return;
+	hl_head_lock(&r->head);
+	/* A dead one may be freed: its work must not be queued again. */
+	if (!r->head.dead)
+		queue_work(cl->wq, &c->work);
+	hl_head_unlock(&r->head);
+}
+
+static void hl_cluster_resume_work(struct work_struct *work)
+{
+	struct hl_cluster *cl = container_of(work, struct hl_cluster,
+					     resume_work);
+
+	if (!hl_cluster_up(cl))
+		return;
+	if (cl->root)
+		hl_clk_resume(cl->root, cl);
+	hl_space_for_each(hl_clk_resume, cl);
+	queue_work(cl->wq, &cl->tok.work);
+}
+
+/* The DLM stops the lockspace for a recovery.  May sleep. */
+static void hl_cluster_recover_prep(void *arg)
+{
+	struct hl_cluster *cl = arg;
+	unsigned int ms = READ_ONCE(hl_cluster_grace_ms);
+
+	WRITE_ONCE(cl->stopped, true);
+	if (ms && !READ_ONCE(cl->dead))
+		mod_delayed_work(system_wq, &cl->lost_work,
+				 msecs_to_jiffies(ms));
+}
+
+/* The recovery is over (also after the join, maybe before it returns). */
+static void hl_cluster_recover_done(void *arg, struct dlm_slot *slots,
+				    int num_slots, int our_slot,
+				    u32 generation)
+{
+	struct hl_cluster *cl = arg;
+
+	cancel_delayed_work(&cl->lost_work);
+	WRITE_ONCE(cl->stopped, false);
+	if (hl_cluster_up(cl))
+		schedule_work(&cl->resume_work);
+}
+
+static const struct dlm_lockspace_ops hl_cluster_lsops = {
+	.recover_prep = hl_cluster_recover_prep,
+	.recover_done = hl_cluster_recover_done,
+};
+
+/**
+ * hl_cluster_lost() - Whether this node lost the cluster of a binding.
+ * @cl: The binding.
+ *
+ * Return: true once it did; then it stays so.
+ */
+bool hl_cluster_lost(const struct hl_cluster *cl)
+{
+	return READ_ONCE(cl->lost);
+}
+
+/* Stop the recovery callbacks' works (not the lost work from within). */
+static void hl_cluster_stop_works(struct hl_cluster *cl)
+{
+	/* The lost work itself may end the space: its last locker's close. */
+	if (current_work() != &cl->lost_work.work)
+		cancel_delayed_work_sync(&cl->lost_work);
+	cancel_work_sync(&cl->resume_work);
+}
+
+/**
  * hl_cluster_join() - Bind to the DLM lockspace @name.
  * @name: Its name.
  *
@@ -880,7 +1061,7 @@ int hl_cluster_token(struct hl_cluster *cl, u64 *token)
 struct hl_cluster *hl_cluster_join(const char *name)
 {
 	struct hl_cluster *cl;
-	int ret;
+	int ret, ops_ret = 0;
 
 	ret = hl_dlm_get();
 	if (ret)
@@ -889,6 +1070,8 @@ struct hl_cluster *hl_cluster_join(const char *name)
 	if (!cl)
 		return ERR_PTR(-ENOMEM);
 	strscpy(cl->name, name, sizeof(cl->name));
+	INIT_DELAYED_WORK(&cl->lost_work, hl_cluster_lost_work);
+	INIT_WORK(&cl->resume_work, hl_cluster_resume_work);
 	init_completion(&cl->tok.done);
 	INIT_WORK(&cl->tok.work, hl_ctok_work);
 	mutex_init(&cl->tok.lock);
@@ -904,21 +1087,17 @@ struct hl_cluster *hl_cluster_join(const char *name)
 	 * this space's to release when it ends.
 	 */
 	ret = hl_dlm.new_lockspace(cl->name, NULL, DLM_LSFL_NEWEXCL,
-				   HLOCK_LVB_LEN, NULL, NULL, NULL, &cl->ls);
+				   HLOCK_LVB_LEN, &hl_cluster_lsops, cl,
+				   &ops_ret, &cl->ls);
 	if (ret) {
+		hl_cluster_stop_works(cl);
 		destroy_workqueue(cl->wq);
 		kfree(cl);
 		return ERR_PTR(ret);
 	}
-	/* NL on the token counter from now on keeps its value alive. */
-	mutex_lock(&cl->tok.lock);
-	ret = hl_ctok_request(cl, HLOCK_NL, true);
-	mutex_unlock(&cl->tok.lock);
-	if (ret) {
-		hl_cluster_leave(cl);
-		hl_cluster_free(cl);
-		return ERR_PTR(ret);
-	}
+	if (ops_ret)
+		pr_warn("DLM lockspace %s: no recovery callbacks (%d): this node cannot tell when it lost the cluster\n",
+			cl->name, ops_ret);
 	pr_info("joined DLM lockspace %s\n", cl->name);
 	return cl;
 }
@@ -938,10 +1117,13 @@ void hl_cluster_leave(struct hl_cluster *cl)
 	if (!cl)
 		return;
 	WRITE_ONCE(cl->dead, true);
+	hl_cluster_stop_works(cl);
 	/* Work already queued finds @dead set and calls the DLM no more. */
 	drain_workqueue(cl->wq);
 	/* Force 2: whatever locks are left go too; no callback after. */
 	hl_dlm.release_lockspace(cl->ls, 2);
+	/* A recovery callback may have queued them again until then. */
+	hl_cluster_stop_works(cl);
 	drain_workqueue(cl->wq);
 	destroy_workqueue(cl->wq);
 	cl->wq = NULL;

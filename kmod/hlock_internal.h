@@ -514,6 +514,8 @@ void hl_ns_bound(struct ipc_namespace *ipc,
 		 char name[HLOCK_CLUSTER_NAME_MAX + 1]);
 long hl_ioctl_cluster(struct hl_file *f, size_t usize, void __user *uarg);
 int hl_cluster_token(struct hl_cluster *cl, u64 *token);
+bool hl_cluster_lost(const struct hl_cluster *cl);
+void hl_space_for_each(void (*fn)(struct hl_res *r, void *arg), void *arg);
 
 /* hlock_lvb.c */
 void hl_lvb_free(struct hl_res *r);

@@ -653,6 +653,9 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 	/* Only the privileged jump queues (hl_file_open()). */
 	if (flags & (HLOCK_F_FRONT | HLOCK_F_COMPAT_FIRST) && !f->may_jump)
 		return -EPERM;
+	/* Its node lost the cluster: not even a recursion is granted. */
+	if (unlikely(f->ns->cl) && hl_cluster_lost(f->ns->cl))
+		return -ENOLINK;
 	p = hl_file_path(f, buf, len, &tmp);
 	if (IS_ERR(p))
 		return PTR_ERR(p);

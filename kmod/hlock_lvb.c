@@ -270,18 +270,35 @@ void hl_note_blocking(struct hl_req *holder)
 }
 
 /**
+ * hl_note_lost() - Tell @holder's locker that its node lost the cluster of
+ *	the grant's lock space: POLLPRI (HLOCK_EVENT_LOST).
+ * @holder: A granted request on a cluster head.
+ *
+ * Context: a head lock held.
+ */
+void hl_note_lost(struct hl_req *holder)
+{
+	struct hl_file *f = hl_file_of(holder->locker);
+
+	lockdep_assert_held(&holder->head->lock);
+	wake_up_interruptible_poll(&f->wq, EPOLLPRI);
+}
+
+/**
  * hl_file_events() - The HLOCK_EVENT_* of a locker that make POLLPRI.
  * @f: The locker.
  *
  * Lockless: poll() asks.
  *
- * Return: HLOCK_EVENT_STALE and HLOCK_EVENT_BLOCKING as they stand.
+ * Return: HLOCK_EVENT_STALE, HLOCK_EVENT_BLOCKING and HLOCK_EVENT_LOST
+ * as they stand.
  */
 unsigned int hl_file_events(struct hl_file *f)
 {
 	return (READ_ONCE(f->leases.nr_stale) ? HLOCK_EVENT_STALE : 0) |
 	       (test_bit(HL_EVENT_BLOCKING_BIT, &f->events) ?
-		HLOCK_EVENT_BLOCKING : 0);
+		HLOCK_EVENT_BLOCKING : 0) |
+	       (f->ns->cl && hl_cluster_lost(f->ns->cl) ? HLOCK_EVENT_LOST : 0);
 }
 
 /**
@@ -316,7 +333,7 @@ long hl_ioctl_events(struct hl_file *f, size_t usize, void __user *uarg)
 		else if (test_and_clear_bit(HL_EVENT_WANT_BIT, &f->events))
 			clear_bit(HL_EVENT_BLOCKING_BIT, &f->events);
 	}
-	events = hl_file_events(f) & HLOCK_EVENT_STALE;
+	events = hl_file_events(f) & (HLOCK_EVENT_STALE | HLOCK_EVENT_LOST);
 	if (test_and_clear_bit(HL_EVENT_BLOCKING_BIT, &f->events))
 		events |= HLOCK_EVENT_BLOCKING;
 	if (put_user(events, &u->events)) {

@@ -427,7 +427,7 @@ struct hlock_uring_args {
 /*
  * HLOCK_IOC_LOCK: lock a path, with intents on its ancestors.  Errors:
  * EINPROGRESS, EAGAIN, ETIMEDOUT, EINTR, EBUSY, EOVERFLOW, EPERM, ENOLCK,
- * EDEADLK.
+ * EDEADLK, ENOLINK (in a cluster lock space, this node lost the cluster).
  */
 #define HLOCK_IOC_LOCK		_IOW(HLOCK_IOC_MAGIC, 1, struct hlock_lock_args)
 /*
@@ -445,7 +445,8 @@ struct hlock_uring_args {
 #define HLOCK_IOC_HELD		_IOW(HLOCK_IOC_MAGIC, 4, struct hlock_lock_args)
 /*
  * HLOCK_IOC_WAIT: wait for the request queued with HLOCK_F_ASYNC and
- * collect it.  Errors: EAGAIN, ETIMEDOUT, EINTR, ENOENT, EBUSY, EDEADLK.
+ * collect it.  Errors: EAGAIN, ETIMEDOUT, EINTR, ENOENT, EBUSY, EDEADLK,
+ * ENOLINK.
  */
 #define HLOCK_IOC_WAIT		_IOW(HLOCK_IOC_MAGIC, 5, struct hlock_wait_args)
 /* HLOCK_IOC_GET_INFO: fill struct hlock_info. */
@@ -579,6 +580,13 @@ struct hlock_lvb_args {
  * by HLOCK_IOC_EVENTS.
  */
 #define HLOCK_EVENT_BLOCKING	(1U << 1)
+/*
+ * The locker's cluster lock space lost its cluster: this node's DLM
+ * lockspace stayed stopped for longer than the module parameter
+ * cluster_grace_ms.  What the locker holds may be held on other nodes
+ * too; its lock calls fail with ENOLINK, releases still work.  Stays set.
+ */
+#define HLOCK_EVENT_LOST	(1U << 2)
 
 /* Flags of struct hlock_events_args. */
 /* Set the events the locker asks for to @want first. */
