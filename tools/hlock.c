@@ -560,6 +560,10 @@ static int lock_failed(int ret, const struct opts *o, const char *path,
 		fprintf(stderr, PROG ": cannot lock %s: %s\n",
 			cli_path_name(path), strerror(-ret));
 		return EX_OSERR;
+	case ENOLINK:
+		fprintf(stderr, PROG ": cannot lock %s: this node lost the cluster (%s)\n",
+			cli_path_name(path), strerror(-ret));
+		return EX_UNAVAILABLE;
 	default:
 		fprintf(stderr, PROG ": cannot lock %s: %s\n",
 			cli_path_name(path), strerror(-ret));
