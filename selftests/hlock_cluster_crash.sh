@@ -5,6 +5,7 @@
 #
 #   scripts/vm-cluster --extra build/tools/hlock \
 #           --extra build/selftests/hlock_cluster_lvb \
+#           --extra selftests/hlock_cluster_lib.sh \
 #           3 selftests/hlock_cluster_crash.sh
 #
 # (which binds each node's lock space to the DLM lockspace "hlock").  The
@@ -36,23 +37,7 @@ else
 	echo "1..4"
 fi
 
-ok() {
-	n=$((n + 1))
-	echo "ok $n $*"
-}
-
-not_ok() {
-	n=$((n + 1))
-	failed=1
-	echo "not ok $n $*"
-}
-
-bar() {
-	vm-cluster-barrier "$1" || {
-		echo "# barrier $1 failed"
-		exit 1
-	}
-}
+. "$(dirname "$0")/hlock_cluster_lib.sh"
 
 # Wait until the file $1 exists and is not empty, for up to LONG seconds.
 wait_for() {

@@ -4,12 +4,18 @@
  * it, on this node or another.
  *
  *   hlock_cluster_events PATH SECONDS
+ *   hlock_cluster_events -l PATH SECONDS
  *
  * Takes X on PATH, asks for blocking notifications, prints "held", and
  * polls the locker for POLLPRI for up to SECONDS.  Exits 0 once POLLPRI
  * came with HLOCK_EVENT_BLOCKING and HLOCK_IOC_BLOCKING says that PATH
  * blocks a waiter; then closes the locker, which releases the lock.  Exits
  * 1 otherwise (no notification in time, or a call failed).
+ *
+ * With -l, it takes S on PATH, prints "held" and waits for POLLPRI with
+ * HLOCK_EVENT_LOST: its node lost the cluster.  Then a lock of another
+ * path, and a recursion on PATH, must fail with ENOLINK, and the unlock
+ * of PATH work.  Exits 0 when all of that held.
  */
 #include <errno.h>
 #include <poll.h>
@@ -19,14 +25,61 @@
 
 #include "hlock.h"
 
+/* -l: wait for HLOCK_EVENT_LOST on @path's S, then check what follows. */
+static int lost(const char *path, int seconds)
+{
+	struct pollfd pfd = { .events = POLLPRI };
+	unsigned int events = 0;
+	int fd, ret;
+
+	fd = hlock_open();
+	if (fd < 0 || hlock_lock(fd, path, HLOCK_S, 0, -1)) {
+		fprintf(stderr, "hlock_cluster_events: cannot hold %s\n", path);
+		return 1;
+	}
+	printf("held\n");
+	fflush(stdout);
+	pfd.fd = fd;
+	ret = poll(&pfd, 1, seconds * 1000);
+	if (ret != 1 || !(pfd.revents & POLLPRI)) {
+		fprintf(stderr, "hlock_cluster_events: no POLLPRI (%d)\n", ret);
+		return 1;
+	}
+	ret = hlock_events(fd, &events);
+	if (ret || !(events & HLOCK_EVENT_LOST)) {
+		fprintf(stderr, "hlock_cluster_events: events %#x (%s)\n",
+			events, ret ? strerror(-ret) : "no LOST");
+		return 1;
+	}
+	ret = hlock_lock(fd, "lost-other", HLOCK_S, 0, 0);
+	if (ret != -ENOLINK) {
+		fprintf(stderr, "hlock_cluster_events: a new lock: %d\n", ret);
+		return 1;
+	}
+	ret = hlock_lock(fd, path, HLOCK_S, 0, 0);
+	if (ret != -ENOLINK) {
+		fprintf(stderr, "hlock_cluster_events: a recursion: %d\n", ret);
+		return 1;
+	}
+	ret = hlock_unlock(fd, path);
+	if (ret) {
+		fprintf(stderr, "hlock_cluster_events: unlock: %d\n", ret);
+		return 1;
+	}
+	printf("lost\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pollfd pfd = { .events = POLLPRI };
 	unsigned int events = 0;
 	int fd, ret;
 
+	if (argc == 4 && !strcmp(argv[1], "-l"))
+		return lost(argv[2], atoi(argv[3]));
 	if (argc != 3) {
-		fprintf(stderr, "usage: hlock_cluster_events PATH SECONDS\n");
+		fprintf(stderr, "usage: hlock_cluster_events [-l] PATH SECONDS\n");
 		return 64;
 	}
 	fd = hlock_open();

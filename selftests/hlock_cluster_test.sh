@@ -7,6 +7,7 @@
 #           --extra build/selftests/hlock_cluster_events \
 #           --extra build/selftests/hlock_cluster_lvb \
 #           --extra build/tools/lshlock \
+#           --extra selftests/hlock_cluster_lib.sh \
 #           N selftests/hlock_cluster_test.sh [nocache]
 #
 # which binds each node's lock space to the DLM lockspace "hlock" before
@@ -33,39 +34,7 @@ if [ "${1:-}" = nocache ]; then
 	echo "# cluster_cache=0"
 fi
 
-ok() {
-	n=$((n + 1))
-	echo "ok $n $*"
-}
-
-not_ok() {
-	n=$((n + 1))
-	failed=1
-	echo "not ok $n $*"
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n # SKIP $*"
-}
-
-bar() {
-	vm-cluster-barrier "$1" || {
-		echo "# barrier $1 failed"
-		exit 1
-	}
-}
-
-# within CMD [ARGS]: whether CMD succeeds within LONG seconds, tried every
-# tenth of a second.
-within() {
-	i=0
-	until "$@"; do
-		i=$((i + 1))
-		[ $i -lt $((LONG * 10)) ] || return 1
-		sleep 0.1
-	done
-}
+. "$(dirname "$0")/hlock_cluster_lib.sh"
 
 # Whether the background command with marker $1 was granted: it touches
 # /tmp/$1 once it holds its lock.
