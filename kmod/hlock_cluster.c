@@ -761,17 +761,18 @@ void hl_cluster_res_free(struct hl_res *r)
  * (HL_NAME_TOKEN), from its first draw on: in EX (X) while it draws, then
  * in NL, which keeps the counter's value block alive as long as one such
  * node is.  (Not from the join on: a request while the other nodes still
- * recover from that join makes 6.1's DLM warn.)  A node that gets EX reads the value, the last
- * token any node reserved, and reserves HL_TOKEN_BATCH more above it by
- * writing the value at once (a conversion from EX to EX writes it), before
- * it gives any of them; it keeps EX, and draws without a round trip, until
- * another node asks for the counter, and then writes the last token it
- * gave and goes down to NL.  So tokens increase across nodes, and a node
- * that dies with EX cannot have given a token beyond the value the DLM
- * kept.  When the value is unknown (never written, or lost with the node
- * that mastered it), counting starts again from the wall clock in
- * nanoseconds: above every earlier token as long as the nodes' clocks
- * agree to within the time since those tokens were given.
+ * recover from that join makes 6.1's DLM warn.)  A node that gets EX
+ * reads the value, the last token any node reserved, and reserves
+ * HL_TOKEN_BATCH more above it by writing the value at once (a conversion
+ * from EX to EX writes it), before it gives any of them; it keeps EX, and
+ * draws without a round trip, until another node asks for the counter,
+ * and then writes the last token it gave and goes down to NL.  So tokens
+ * increase across nodes, and a node that dies with EX cannot have given a
+ * token beyond the value the DLM kept.  When the value is unknown (never
+ * written, or lost with the node that mastered it), counting starts again
+ * from the wall clock in nanoseconds: above every earlier token as long
+ * as the nodes' clocks agree to within the time since those tokens were
+ * given.
  */
 
 /* The counter's completion AST: its request in flight ended. */
