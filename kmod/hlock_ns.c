@@ -131,9 +131,11 @@ err:
 	return NULL;
 }
 
-/* Free a space that never was in hl_nss, nor bound (@cl is NULL). */
+/* Free a space that never was in hl_nss, leaving its lockspace if any. */
 static void hl_ns_free(struct hl_ns *ns)
 {
+	hl_cluster_leave(ns->cl);
+	hl_cluster_free(ns->cl);
 	hl_root_free(ns->root);
 	hl_ipc_put(ns->ipc);
 	free_percpu(ns->stats);
@@ -141,35 +143,21 @@ static void hl_ns_free(struct hl_ns *ns)
 }
 
 /*
- * Bind a new space, not yet in hl_nss, to the DLM lockspace @name.
+ * Bind a new space, not yet in hl_nss, to the DLM lockspace @name; on
+ * error, hl_ns_free() leaves what it joined.
  * Context: hl_nss_lock; may sleep (joining waits for the cluster).
  * Return: 0, or the error of the join (hl_cluster_join()), or -ENOMEM.
  */
 static int hl_ns_join(struct hl_ns *ns, const char *name)
 {
 	struct hl_cluster *cl;
-	int ret;
 
 	lockdep_assert_held(&hl_nss_lock);
 	cl = hl_cluster_join(name);
 	if (IS_ERR(cl))
 		return PTR_ERR(cl);
-	ret = hl_cluster_res_init(ns->root, cl, "", 0);
-	if (ret) {
-		hl_cluster_leave(cl);
-		hl_cluster_free(cl);
-		return ret;
-	}
 	ns->cl = cl;
-	return 0;
-}
-
-/* Undo hl_ns_join() of a space that never was in hl_nss. */
-static void hl_ns_unjoin(struct hl_ns *ns)
-{
-	hl_cluster_leave(ns->cl);
-	hl_cluster_free(ns->cl);
-	ns->cl = NULL;
+	return hl_cluster_res_init(ns->root, cl, "", 0);
 }
 
 /**
@@ -209,11 +197,8 @@ struct hl_ns *hl_ns_get_ipc(struct ipc_namespace *ipc)
 			goto err;
 	}
 	ret = xa_err(xa_store(&hl_nss, ns->inum, ns, GFP_KERNEL_ACCOUNT));
-	if (ret) {
-		if (ns->cl)
-			hl_ns_unjoin(ns);
+	if (ret)
 		goto err;
-	}
 	WRITE_ONCE(hl_nss_nr, hl_nss_nr + 1);
 out:
 	mutex_unlock(&hl_nss_lock);
@@ -338,11 +323,8 @@ int hl_ns_rebind(const char *name)
 			goto err;
 	}
 	ret = xa_err(xa_store(&hl_nss, ns->inum, ns, GFP_KERNEL));
-	if (ret) {
-		if (ns->cl)
-			hl_ns_unjoin(ns);
+	if (ret)
 		goto err;
-	}
 	hl_init_ns = ns;
 	mutex_unlock(&hl_nss_lock);
 	/* The array holds the new space already. */
