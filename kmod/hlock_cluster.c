@@ -1258,6 +1258,7 @@ static int hl_cluster_bind(struct ipc_namespace *ipc, const char *name)
  */
 long hl_ioctl_cluster(struct hl_file *f, size_t usize, void __user *uarg)
 {
+	struct hlock_cluster_args __user *u = uarg;
 	char name[HLOCK_CLUSTER_NAME_MAX + 1];
 	struct hlock_cluster_args args;
 	void __user *uname;
@@ -1306,10 +1307,7 @@ long hl_ioctl_cluster(struct hl_file *f, size_t usize, void __user *uarg)
 		return -ERANGE;
 	if (copy_to_user(uname, name, len))
 		return -EFAULT;
-	args.name_len = len;
-	if (copy_to_user(uarg, &args, sizeof(args)))
-		return -EFAULT;
-	return 0;
+	return put_user(len, &u->name_len);
 }
 
 /**

@@ -481,6 +481,7 @@ static int __init hl_init(void)
 	BUILD_BUG_ON(sizeof(struct hlock_describe_args) != 32);
 	BUILD_BUG_ON(sizeof(struct hlock_lvb_args) != 48);
 	BUILD_BUG_ON(sizeof(struct hlock_events_args) != 32);
+	BUILD_BUG_ON(sizeof(struct hlock_cluster_args) != 40);
 	BUILD_BUG_ON(HLOCK_PATH_MAX != 2047);
 	/* struct hl_path keeps offsets in a u16. */
 	BUILD_BUG_ON(HLOCK_PATH_MAX > U16_MAX);
