@@ -515,11 +515,6 @@ static void hl_reclaim_roots(void)
 	mutex_unlock(&hl_space.dead_lock);
 }
 
-/*
- * Free every unused resource: leaves first, then, on the next pass, the
- * parents they left without children.  Each step holds one head lock for
- * O(CPUs); the walk sleeps between steps when asked to.
- */
 /**
  * hl_space_for_each() - Call a function on every resource in the table.
  * @fn: The function; called under RCU, it must not sleep.  The root of
@@ -560,6 +555,11 @@ static void hl_reclaim_one(struct hl_res *r, void *arg)
 	*(long *)arg += hl_res_reclaim(r);
 }
 
+/*
+ * Free every unused resource: leaves first, then, on the next pass, the
+ * parents they left without children.  Each step holds one head lock for
+ * O(CPUs); the walk sleeps between steps when asked to.
+ */
 static void hl_reclaim(void)
 {
 	unsigned int pass;

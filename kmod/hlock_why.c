@@ -11,9 +11,9 @@
  * (hl_cluster_token()), which takes a round trip when another node drew
  * last: only when the holder asks for the token, still while it holds the
  * grant, so that the token is greater than that of every grant before on
- * any node.  A
- * locker's description is a short string of its own choosing that the
- * lock table, debugfs and the slow-wait log show beside its requests.
+ * any node.  A locker's description is a short string of its own choosing
+ * that the lock table, debugfs and the slow-wait log show beside its
+ * requests.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
