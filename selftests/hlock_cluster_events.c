@@ -25,17 +25,23 @@
 
 #include "hlock.h"
 
-/* -l: wait for HLOCK_EVENT_LOST on @path's S, then check what follows. */
-static int lost(const char *path, int seconds)
+/*
+ * Take @mode on @path, ask for @want, print "held", then wait up to
+ * @seconds for POLLPRI with @event among the events.  Return: the locker,
+ * or -1 (said on stderr).
+ */
+static int hold_until(const char *path, int mode, unsigned int want,
+		      int seconds, unsigned int event)
 {
 	struct pollfd pfd = { .events = POLLPRI };
 	unsigned int events = 0;
 	int fd, ret;
 
 	fd = hlock_open();
-	if (fd < 0 || hlock_lock(fd, path, HLOCK_S, 0, -1)) {
+	if (fd < 0 || hlock_lock(fd, path, mode, 0, -1) ||
+	    (want && hlock_events_want(fd, want))) {
 		fprintf(stderr, "hlock_cluster_events: cannot hold %s\n", path);
-		return 1;
+		return -1;
 	}
 	printf("held\n");
 	fflush(stdout);
@@ -43,14 +49,25 @@ static int lost(const char *path, int seconds)
 	ret = poll(&pfd, 1, seconds * 1000);
 	if (ret != 1 || !(pfd.revents & POLLPRI)) {
 		fprintf(stderr, "hlock_cluster_events: no POLLPRI (%d)\n", ret);
-		return 1;
+		return -1;
 	}
 	ret = hlock_events(fd, &events);
-	if (ret || !(events & HLOCK_EVENT_LOST)) {
-		fprintf(stderr, "hlock_cluster_events: events %#x (%s)\n",
-			events, ret ? strerror(-ret) : "no LOST");
-		return 1;
+	if (ret || !(events & event)) {
+		fprintf(stderr, "hlock_cluster_events: events %#x, not %#x (%s)\n",
+			events, event, ret ? strerror(-ret) : "");
+		return -1;
 	}
+	return fd;
+}
+
+/* -l: wait for HLOCK_EVENT_LOST on @path's S, then check what follows. */
+static int lost(const char *path, int seconds)
+{
+	int fd = hold_until(path, HLOCK_S, 0, seconds, HLOCK_EVENT_LOST);
+	int ret;
+
+	if (fd < 0)
+		return 1;
 	ret = hlock_lock(fd, "lost-other", HLOCK_S, 0, 0);
 	if (ret != -ENOLINK) {
 		fprintf(stderr, "hlock_cluster_events: a new lock: %d\n", ret);
@@ -72,8 +89,6 @@ static int lost(const char *path, int seconds)
 
 int main(int argc, char **argv)
 {
-	struct pollfd pfd = { .events = POLLPRI };
-	unsigned int events = 0;
 	int fd, ret;
 
 	if (argc == 4 && !strcmp(argv[1], "-l"))
@@ -82,27 +97,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: hlock_cluster_events [-l] PATH SECONDS\n");
 		return 64;
 	}
-	fd = hlock_open();
-	if (fd < 0 || hlock_lock(fd, argv[1], HLOCK_X, 0, -1) ||
-	    hlock_events_want(fd, HLOCK_EVENT_BLOCKING)) {
-		fprintf(stderr, "hlock_cluster_events: cannot hold %s\n",
-			argv[1]);
+	fd = hold_until(argv[1], HLOCK_X, HLOCK_EVENT_BLOCKING, atoi(argv[2]),
+			HLOCK_EVENT_BLOCKING);
+	if (fd < 0)
 		return 1;
-	}
-	printf("held\n");
-	fflush(stdout);
-	pfd.fd = fd;
-	ret = poll(&pfd, 1, atoi(argv[2]) * 1000);
-	if (ret != 1 || !(pfd.revents & POLLPRI)) {
-		fprintf(stderr, "hlock_cluster_events: no POLLPRI (%d)\n", ret);
-		return 1;
-	}
-	ret = hlock_events(fd, &events);
-	if (ret || !(events & HLOCK_EVENT_BLOCKING)) {
-		fprintf(stderr, "hlock_cluster_events: events %#x (%s)\n",
-			events, ret ? strerror(-ret) : "no BLOCKING");
-		return 1;
-	}
 	ret = hlock_blocking(fd, argv[1]);
 	if (ret != 1) {
 		fprintf(stderr, "hlock_cluster_events: HLOCK_IOC_BLOCKING %d\n",
