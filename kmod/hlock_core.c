@@ -1608,6 +1608,30 @@ unsigned int hl_node_need(const struct hl_head *h)
 }
 
 /**
+ * hl_node_refused() - Whether all that waits on a cluster head gives up.
+ * @h: A cluster head.
+ * @seq: The head's @back_seq when the DLM last refused this node a mode
+ *	asked with DLM_LKF_NOQUEUE for the try-locks that waited.
+ *
+ * Every request waiting there (new or converting) is a try-lock, and none
+ * arrived after the refusal: each gives up as soon as it looks, so asking
+ * the DLM again on their behalf, queued this time, would be a request
+ * nobody waits for.  Context: head lock.
+ *
+ * Return: true when it is so.
+ */
+bool hl_node_refused(const struct hl_head *h, s64 seq)
+{
+	unsigned int m, waiting = 0;
+
+	if (!h->try_waiting || h->back_seq > seq)
+		return false;
+	for (m = 0; m < HLOCK_NR_MODES; m++)
+		waiting += h->wait_count[m];
+	return waiting == h->try_waiting;
+}
+
+/**
  * hl_node_only() - Whether a request waits for this node's DLM mode alone.
  * @h: A cluster head.
  * @req: A request waiting or converting on it.

@@ -515,6 +515,7 @@ void hl_head_granted(struct hl_head *h, unsigned int counts[HLOCK_NR_MODES]);
 unsigned int hl_node_keep(const struct hl_head *h);
 unsigned int hl_node_need(const struct hl_head *h);
 bool hl_node_only(const struct hl_head *h, const struct hl_req *req);
+bool hl_node_refused(const struct hl_head *h, s64 seq);
 void hl_node_remote(struct hl_head *h, unsigned int mask);
 void hl_node_changed(struct hl_head *h, struct hl_grants *g);
 void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g);

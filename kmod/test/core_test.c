@@ -1810,6 +1810,30 @@ static void test_cluster(void)
 	node_set("c", HLOCK_X, 0);
 	CHECK(collect(4) == 0 && collect(5) == -EAGAIN, "X first");
 	CHECK(unlock(4, "c") == 0 && collect(5) == 0, "then S");
+	/*
+	 * Try-locks the DLM refused give up: nothing is asked for them,
+	 * unless a request that is not one waits too, or one arrived after
+	 * the refusal.
+	 */
+	CHECK(unlock(5, "c") == 0, "released");
+	node_set("c", HLOCK_S, 0);
+	CHECK(lock(6, "c", HLOCK_X, HL_RF_TRY) == -EINPROGRESS,
+	      "a try-lock of X waits for the node");
+	{
+		struct hl_head *h = find_head("c");
+		s64 seq = h->back_seq;
+
+		CHECK(hl_node_refused(h, seq), "refused: it gives up");
+		CHECK(!hl_node_refused(h, seq - 1),
+		      "not when it came after the refusal");
+		CHECK(lock(7, "c", HLOCK_S, 0) == -EINPROGRESS &&
+		      !hl_node_refused(h, h->back_seq),
+		      "a blocking request behind it still needs the node");
+		cancel(7);
+		CHECK(hl_node_refused(h, h->back_seq), "withdrawn, it does not");
+		cancel(6);
+		CHECK(!hl_node_refused(h, h->back_seq), "nothing waits");
+	}
 	cluster_heads = false;
 	reset();
 }
