@@ -106,6 +106,12 @@ struct hl_ctok {
  * @ls: The DLM lockspace.
  * @wq: Where the resources' work runs.
  * @dead: Set once the binding ends: no more DLM calls.
+ * @leaving: Set as the binding starts to end: no new DLM request, but
+ *	the answers to those in flight are still taken in, and a request
+ *	nobody wants any more is still cancelled.
+ * @inflight: DLM requests (locks, conversions, unlocks) not answered yet
+ *	by their completion AST.
+ * @idle_wq: Where hl_cluster_leave() waits for @inflight to drop to 0.
  * @requests: DLM requests made (locks, conversions, unlocks).
  * @basts: Blocking ASTs received.
  * @tok: The fencing token counter.
@@ -123,6 +129,9 @@ struct hl_cluster {
 	dlm_lockspace_t *ls;
 	struct workqueue_struct *wq;
 	bool dead;
+	bool leaving;
+	atomic_t inflight;
+	wait_queue_head_t idle_wq;
 	atomic_long_t requests;
 	atomic_long_t basts;
 	struct hl_ctok tok;
@@ -213,11 +222,38 @@ module_param_named(cluster_grace_ms, hl_cluster_grace_ms, uint, 0644);
 MODULE_PARM_DESC(cluster_grace_ms,
 		 "Milliseconds a DLM recovery may last before this node counts as having lost the cluster (default 60000; 0: never)");
 
+/*
+ * How long hl_cluster_leave() waits for the answers to the DLM requests
+ * in flight, at most: they come in a round trip, unless a request queues
+ * behind another node's lock and its cancel came too late.
+ */
+#define HL_LEAVE_WAIT_MS	5000
+
 /* Whether the DLM may be called for @cl now. */
-static bool hl_cluster_up(const struct hl_cluster *cl)
+static bool hl_cluster_live(const struct hl_cluster *cl)
 {
 	return !READ_ONCE(cl->dead) && !READ_ONCE(cl->stopped) &&
 	       !READ_ONCE(cl->lost);
+}
+
+/* Whether a new DLM request may be made for @cl now. */
+static bool hl_cluster_up(const struct hl_cluster *cl)
+{
+	return hl_cluster_live(cl) && !READ_ONCE(cl->leaving);
+}
+
+/* A DLM request for @cl goes out. */
+static void hl_cluster_sent(struct hl_cluster *cl)
+{
+	atomic_long_inc(&cl->requests);
+	atomic_inc(&cl->inflight);
+}
+
+/* A DLM request for @cl was answered, or never went out.  Any context. */
+static void hl_cluster_answered(struct hl_cluster *cl)
+{
+	if (atomic_dec_and_test(&cl->inflight))
+		wake_up(&cl->idle_wq);
 }
 
 static void hl_dlm_put(void)
@@ -268,10 +304,11 @@ static unsigned int hl_meet(unsigned int a, unsigned int b)
 
 /*
  * What the DLM lock of @c should become now: a mode, or -1 for nothing to
- * do.  Down to what the local holders keep when another node waits for a
- * mode that conflicts with this node's (or, after a conversion deadlock,
- * in any case), up to it when their conversions need more; else up to
- * what they need, when that is not covered.
+ * do (also while only try-locks that the DLM refused wait).  Down to what
+ * the local holders keep when another node waits for a mode that
+ * conflicts with this node's (or, after a conversion deadlock, in any
+ * case), up to it when their conversions need more; else up to what they
+ * need, when that is not covered.
  * Context: head lock.
  */
 static int hl_clk_target(struct hl_clk *c, struct hl_head *h)
@@ -279,6 +316,13 @@ static int hl_clk_target(struct hl_clk *c, struct hl_head *h)
 	unsigned int keep, need;
 
 	if (c->busy || !hl_cluster_up(c->cl) || h->dead)
+		return -1;
+	/*
+	 * The DLM refused what the try-locks waiting here asked for: they
+	 * give up once they look, and the head's next change says what is
+	 * needed then.
+	 */
+	if (hl_node_refused(h, c->refused_seq))
 		return -1;
 	keep = hl_node_keep(h);
 	if (c->deadlk && keep != c->mode)
@@ -322,7 +366,7 @@ static int hl_clk_target(struct hl_clk *c, struct hl_head *h)
 static bool hl_clk_cancel(struct hl_clk *c, struct hl_head *h)
 {
 	return c->busy && !c->down && !c->noqueue && !c->unlocking &&
-	       !c->cancelling && hl_cluster_up(c->cl) &&
+	       !c->cancelling && hl_cluster_live(c->cl) &&
 	       !hl_covers(c->mode, c->asked) &&
 	       !h->wait_mask && hl_covers(c->mode, hl_node_keep(h));
 }
@@ -355,7 +399,10 @@ static void hl_clk_ast(void *arg)
 	struct hl_clk *c = arg;
 
 	set_bit(0, &c->done);
-	queue_work(c->cl->wq, &c->work);
+	/* Not into the drain of hl_cluster_leave(): nobody looks any more. */
+	if (!READ_ONCE(c->cl->dead))
+		queue_work(c->cl->wq, &c->work);
+	hl_cluster_answered(c->cl);
 }
 
 /* The blocking AST: another node waits for @mode. */
@@ -367,7 +414,8 @@ static void hl_clk_bast(void *arg, int mode)
 		return;
 	atomic_or(hl_mode_bit(mode), &c->basts);
 	atomic_long_inc(&c->cl->basts);
-	queue_work(c->cl->wq, &c->work);
+	if (!READ_ONCE(c->cl->dead))
+		queue_work(c->cl->wq, &c->work);
 }
 
 /* The request in flight ended: take in its result.  Context: head lock. */
@@ -512,8 +560,9 @@ static void hl_clk_work(struct work_struct *work)
 	hl_grants_continue(&g);
 	/* After the continuations: a try-lock looks at its slot on waking. */
 	wake_up_all(&c->answer_wq);
-	if (call != HL_CLK_NONE)
-		atomic_long_inc(&c->cl->requests);
+	/* A cancel ends the request in flight; its AST answers both. */
+	if (call == HL_CLK_LOCK || call == HL_CLK_UNLOCK)
+		hl_cluster_sent(c->cl);
 	if (call != HL_CLK_NONE)
 		pr_debug("lockspace %s, resource %*pE: %s %s (flags %#x)\n",
 			 c->cl->name, c->namelen, c->name,
@@ -539,6 +588,7 @@ static void hl_clk_work(struct work_struct *work)
 		/* A cancel that failed leaves the request to its answer. */
 		if (call == HL_CLK_CANCEL)
 			return;
+		hl_cluster_answered(c->cl);
 		hl_head_lock(h);
 		c->busy = false;
 		c->unlocking = false;
@@ -781,6 +831,7 @@ static void hl_ctok_ast(void *arg)
 	struct hl_ctok *t = arg;
 
 	complete(&t->done);
+	hl_cluster_answered(container_of(t, struct hl_cluster, tok));
 }
 
 /* The counter's blocking AST: another node waits for it. */
@@ -844,11 +895,13 @@ static int hl_ctok_request(struct hl_cluster *cl, unsigned int mode,
 		flags |= DLM_LKF_CONVERT;
 	reinit_completion(&t->done);
 	t->asked = mode;
-	atomic_long_inc(&cl->requests);
+	hl_cluster_sent(cl);
 	ret = hl_dlm.lock(cl->ls, mode, &t->lksb, flags, name, sizeof(name),
 			  0, hl_ctok_ast, t, hl_ctok_bast);
-	if (ret)
+	if (ret) {
+		hl_cluster_answered(cl);
 		return ret;
+	}
 	t->pending = true;
 	return hl_ctok_answer(t, killable);
 }
@@ -1007,6 +1060,8 @@ static void hl_cluster_recover_prep(void *arg)
 	unsigned int ms = READ_ONCE(hl_cluster_grace_ms);
 
 	WRITE_ONCE(cl->stopped, true);
+	/* hl_cluster_leave() waits no more for answers, held back now. */
+	wake_up(&cl->idle_wq);
 	if (ms && !READ_ONCE(cl->dead))
 		mod_delayed_work(system_wq, &cl->lost_work,
 				 msecs_to_jiffies(ms));
@@ -1073,6 +1128,7 @@ struct hl_cluster *hl_cluster_join(const char *name)
 	strscpy(cl->name, name, sizeof(cl->name));
 	INIT_DELAYED_WORK(&cl->lost_work, hl_cluster_lost_work);
 	INIT_WORK(&cl->resume_work, hl_cluster_resume_work);
+	init_waitqueue_head(&cl->idle_wq);
 	init_completion(&cl->tok.done);
 	INIT_WORK(&cl->tok.work, hl_ctok_work);
 	mutex_init(&cl->tok.lock);
@@ -1107,8 +1163,12 @@ struct hl_cluster *hl_cluster_join(const char *name)
  * hl_cluster_leave() - End a binding: leave the DLM lockspace.
  * @cl: The binding, or NULL.
  *
- * This node's DLM locks go with the lockspace; the resources that had
- * them are freed as any other, later.
+ * First the answers to the DLM requests in flight come in (for up to
+ * HL_LEAVE_WAIT_MS, and not while the lockspace is stopped): this node
+ * leaves no message of its own on its way to it.  The DLM of 6.1 warns
+ * as it takes one in while leaving.  Then this node's DLM locks go with
+ * the lockspace; the resources that had them are freed as any other,
+ * later.
  *
  * Context: process context; no locker of the space is left.  The
  * binding itself stays until hl_cluster_free(), for its resources.
@@ -1117,6 +1177,15 @@ void hl_cluster_leave(struct hl_cluster *cl)
 {
 	if (!cl)
 		return;
+	WRITE_ONCE(cl->leaving, true);
+	/* A work that did not see it has made its request by now. */
+	flush_workqueue(cl->wq);
+	if (!wait_event_timeout(cl->idle_wq,
+				atomic_read(&cl->inflight) <= 0 ||
+				!hl_cluster_live(cl),
+				msecs_to_jiffies(HL_LEAVE_WAIT_MS)))
+		pr_info("leaving DLM lockspace %s with %d DLM requests unanswered\n",
+			cl->name, atomic_read(&cl->inflight));
 	WRITE_ONCE(cl->dead, true);
 	hl_cluster_stop_works(cl);
 	/* Work already queued finds @dead set and calls the DLM no more. */
