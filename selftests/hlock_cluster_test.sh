@@ -33,6 +33,7 @@ if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
 fi
+cache=$(cat /sys/module/hlock/parameters/cluster_cache)
 
 . "$(dirname "$0")/hlock_cluster_lib.sh"
 
@@ -492,14 +493,22 @@ rc=$?
 hlock --cluster=hlock2 --pid $nspid || t="binding the namespace failed"
 [ "$(hlock --cluster --pid $nspid)" = hlock2 ] ||
 	t="the namespace's binding does not read hlock2"
+# Every node opens a locker in the namespace, which joins hlock2 (node 1
+# first, alone), and no node locks there before every node's DLM has
+# ended the recoveries of those joins (vm-cluster-settle).  Each locker
+# is its namespace shell's descriptor 9, which keeps the space, and so
+# the join, until the shell ends.
 case $node in
 1)
-	# The locker must be opened in the namespace: its shell opens it.
 	nsenter -t $nspid -i sh -c '
 		exec 9<>/dev/hlock || exit 3
-		hlock 9 b || exit 3
 		[ -d /sys/kernel/debug/dlm ] && ! [ -e /sys/kernel/debug/dlm/hlock2 ] &&
 			exit 2
+		vm-cluster-barrier b-first || exit 3
+		vm-cluster-barrier b-joined || exit 3
+		vm-cluster-settle hlock2 || exit 3
+		vm-cluster-barrier b-settled || exit 3
+		hlock 9 b || exit 3
 		vm-cluster-barrier b-held || exit 3
 		hlock --cluster= --pid '$nspid' 2>/dev/null
 		[ $? = 75 ] || exit 1
@@ -509,14 +518,26 @@ case $node in
 	0) ;;
 	1) t="unbinding the namespace with a locker open did not fail EBUSY" ;;
 	2) t="this node's DLM has no lockspace hlock2" ;;
-	*) t="X on b in the namespace or a barrier failed" ;;
+	*) t="X on b in the namespace, a barrier or the DLM's recovery failed" ;;
 	esac
 	;;
 *)
-	bar b-held
-	nsenter -t $nspid -i hlock -n b true
-	rc=$?
-	[ $rc = 1 ] || t="a try on b in the namespace ended $rc, not 1 (a conflict)"
+	bar b-first
+	# Prints the try's status.
+	try=$(nsenter -t $nspid -i sh -c '
+		exec 9<>/dev/hlock || exit 3
+		vm-cluster-barrier b-joined || exit 3
+		vm-cluster-settle hlock2 || exit 3
+		vm-cluster-barrier b-settled || exit 3
+		vm-cluster-barrier b-held || exit 3
+		hlock -n b true
+		echo $?
+	')
+	if [ $? != 0 ]; then
+		t="a locker in the namespace, a barrier or the DLM's recovery failed"
+	elif [ "$try" != 1 ]; then
+		t="a try on b in the namespace ended $try, not 1 (a conflict)"
+	fi
 	# The initial namespace's b is another resource, in another lockspace
 	# (S: the other nodes but node 1 try it at the same time).
 	hlock -n -s b true || t="a try on b in the initial namespace failed"
@@ -524,10 +545,23 @@ case $node in
 	;;
 esac
 bar b-done
-# Not at once: the barrier's busybox timeout keeps node 1's locker open a
-# moment after the shell that opened it is gone.
+# Not at once: the barrier's busybox timeout keeps the namespace's locker
+# open a moment after the shell that opened it is gone.
 within hlock --cluster= --pid $nspid 2>/dev/null ||
 	t="unbinding the namespace failed"
+# Once the DLM refused X on b to the try, the node asked nothing more for
+# it (no queued request, no cancel): it left hlock2 after two requests,
+# the root's IX and b's X, both with DLM_LKF_NOQUEUE (caching: without,
+# a release lowers the root's DLM mode, and maybe a reclaim unlocks it).
+left_hlock2() {
+	dmesg | grep -o 'left DLM lockspace hlock2 after [0-9]* DLM requests'
+}
+if [ "$node" != 1 ] && [ "$cache" = Y ]; then
+	within left_hlock2 >/dev/null
+	out=$(left_hlock2)
+	[ "$out" = "left DLM lockspace hlock2 after 2 DLM requests" ] ||
+		t="node $node's DLM requests in hlock2: '$out', not 2"
+fi
 [ -z "$(hlock --cluster --pid $nspid)" ] || t="the namespace is still bound"
 kill $nspid
 wait $nspid 2>/dev/null
