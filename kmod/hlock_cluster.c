@@ -912,15 +912,22 @@ static void hl_ctok_work(struct work_struct *work)
 	struct hl_cluster *cl = container_of(work, struct hl_cluster,
 					     tok.work);
 	struct hl_ctok *t = &cl->tok;
-	int ret;
+	int ret = 0;
 
 	mutex_lock(&t->lock);
-	ret = hl_ctok_answer(t, false);
-	/* Stopped: the resume work queues this again. */
-	if (!ret && t->mode == HLOCK_X && hl_cluster_up(cl)) {
-		/* The next node starts above the last token given here. */
-		t->lvb[0] = cpu_to_le64(t->next - 1);
-		ret = hl_ctok_request(cl, HLOCK_NL, false);
+	/*
+	 * Stopped: the resume work queues this again.  Checked before the
+	 * wait for an answer that a killed draw left in flight: that answer
+	 * does not come while the lockspace is stopped, nor ever once the
+	 * node lost the cluster, and hl_cluster_leave() drains this work.
+	 */
+	if (hl_cluster_up(cl)) {
+		ret = hl_ctok_answer(t, false);
+		if (!ret && t->mode == HLOCK_X) {
+			/* The next node starts above the last token given. */
+			t->lvb[0] = cpu_to_le64(t->next - 1);
+			ret = hl_ctok_request(cl, HLOCK_NL, false);
+		}
 	}
 	mutex_unlock(&t->lock);
 	if (ret)
