@@ -38,6 +38,16 @@
  */
 #include "hlock_core.h"
 
+/*
+ * Sparse follows locks within one function; the walk keeps some across
+ * calls: the head lock and RCU from dl_lock_wait() until dl_unlock() (or
+ * dl_confirm()'s own unlock), and a partition's lock while s->part is
+ * set.  These mark where such a lock is handed to the walk's state and
+ * taken back from it.
+ */
+#define dl_keep(x)	__release(x)
+#define dl_took(x)	__acquire(x)
+
 /* dl_resume(): the lists moved too much under the walk. */
 #define ERR_PTR_DL		((struct hl_req *)-1L)
 
@@ -207,10 +217,12 @@ static bool dl_next_list(struct hl_dl *s, struct hl_head *h,
 	bool is_new = req->state == HL_WAITING;
 
 	if (s->part) {
+		dl_took(s->part);
 		hl_part_unlock(h, s->part);
 		s->part = hl_part_next(h, s->part);
 		if (s->part) {
 			hl_part_lock(h, s->part);
+			dl_keep(s->part);
 			return true;
 		}
 	}
@@ -226,6 +238,7 @@ static bool dl_next_list(struct hl_dl *s, struct hl_head *h,
 			    hl_conflicts(m, hl_mode_bit(s->sub))) {
 				s->part = hl_part_next(h, NULL);
 				hl_part_lock(h, s->part);
+				dl_keep(s->part);
 				return true;
 			}
 			break;
@@ -354,9 +367,13 @@ static bool dl_meet(struct hl_dl *s, unsigned int from, struct hl_req *o)
 /* Drop the locks a walk holds: the partition's, the head's, RCU. */
 static void dl_unlock(struct hl_dl *s, struct hl_head *h)
 {
-	if (s->part)
+	if (s->part) {
+		dl_took(s->part);
 		hl_part_unlock(h, s->part);
+	}
+	dl_took(h);
 	hl_head_unlock(h);
+	dl_took(RCU);
 	hl_rcu_unlock();
 }
 
@@ -378,6 +395,8 @@ static struct hl_head *dl_lock_wait(struct hl_dl *s, unsigned int i)
 		if (READ_ONCE(n->lk->wait_head) == h &&
 		    READ_ONCE(n->lk->wait_seq) == n->wait_seq) {
 			n->head = h;
+			dl_keep(h);
+			dl_keep(RCU);
 			return h;
 		}
 		hl_head_unlock(h);
@@ -394,8 +413,10 @@ static struct hl_req *dl_resume(struct hl_dl *s, struct hl_head *h)
 {
 	struct hl_req *o = NULL;
 
-	if (s->part)
+	if (s->part) {
 		hl_part_lock(h, s->part);
+		dl_keep(s->part);
+	}
 	if (dl_anchor_holds(s, h))
 		o = dl_step(s, h, s->anchor);
 	else if (++s->restarts > HL_DL_TRIES)
@@ -499,7 +520,9 @@ static bool dl_confirm(struct hl_dl *s)
 		} else {
 			ok = READ_ONCE(s->me->hold_seq) == to_hold;
 		}
+		dl_took(h);
 		hl_head_unlock(h);
+		dl_took(RCU);
 		hl_rcu_unlock();
 		if (!ok)
 			return false;

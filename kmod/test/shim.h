@@ -18,6 +18,8 @@ typedef int64_t s64;
 /* sparse's lock annotations mean nothing to gcc. */
 #define __acquires(...)
 #define __releases(...)
+#define __acquire(x)	((void)0)
+#define __release(x)	((void)0)
 
 /* One thread here: plain accesses. */
 #define READ_ONCE(x)		(x)
