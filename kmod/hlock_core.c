@@ -383,19 +383,23 @@ static void conv_remove(struct hl_head *h, struct hl_req *req)
 /*
  * Whether what this node holds of @h in the DLM lets a new request for @m
  * be granted: it covers @m, and no other node waits for a mode that @m
- * conflicts with.  Always, outside a cluster lock space.
+ * conflicts with.  Always, outside a cluster lock space; never once this
+ * node lost the cluster (the others may hold what it holds by now).
  */
 static bool node_allows(const struct hl_head *h, unsigned int m)
 {
 	if (likely(!h->cluster))
 		return true;
-	return hl_covers(h->node_mode, m) && !hl_conflicts(m, h->remote_mask);
+	return hl_covers(h->node_mode, m) &&
+	       !hl_conflicts(m, h->remote_mask) && !hl_node_lost(h);
 }
 
 /* The same for a conversion to @target: other nodes' waits do not count. */
 static bool node_allows_convert(const struct hl_head *h, unsigned int target)
 {
-	return likely(!h->cluster) || hl_covers(h->node_mode, target);
+	if (likely(!h->cluster))
+		return true;
+	return hl_covers(h->node_mode, target) && !hl_node_lost(h);
 }
 
 /* Tell the glue of a cluster head that its needs may have changed. */
