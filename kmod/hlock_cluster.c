@@ -39,6 +39,13 @@
  * @done and @basts, which the callbacks set atomically.  One work item
  * per resource, and a workqueue does not run one item twice at once, so
  * there is at most one DLM request in flight per resource (@busy).
+ *
+ * Lifetimes: a resource whose node has a DLM lock on it, or a request in
+ * flight, is not freed (hl_cluster_may_free()) until its lockspace is
+ * released; resources are freed after an RCU grace period, and the
+ * callbacks run in an RCU read-side section, so one that the work already
+ * answered may still finish with its hl_clk.  The binding outlives every
+ * callback (hl_cluster_leave()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -64,6 +71,13 @@
 
 /* Tokens a node reserves in the counter's value at a time. */
 #define HL_TOKEN_BATCH		1024
+
+/*
+ * After the DLM refused a request synchronously (dlm_lock() or
+ * dlm_unlock() returned an error, such as -ENOMEM), every resource's work
+ * asks again this long after.
+ */
+#define HL_RETRY_MS		100
 
 /* The DLM's entry points, taken when binding: hlock does not need dlm.ko. */
 struct hl_dlm_ops {
@@ -105,7 +119,10 @@ struct hl_ctok {
  * struct hl_cluster - A lock space's binding to a DLM lockspace.
  * @ls: The DLM lockspace.
  * @wq: Where the resources' work runs.
- * @dead: Set once the binding ends: no more DLM calls.
+ * @dead: Set once the binding ends: no more DLM calls, no work queued by
+ *	a callback (which looks at it in an RCU read-side section).
+ * @released: The lockspace was released: no callback comes any more, and
+ *	the resources may go whatever the DLM had of them.
  * @leaving: Set as the binding starts to end: no new DLM request, but
  *	the answers to those in flight are still taken in, and a request
  *	nobody wants any more is still cancelled.
@@ -122,13 +139,16 @@ struct hl_ctok {
  *	this node lost the cluster (hl_cluster_lost_work()).  For good.
  * @lost_work: Declares @lost once the grace is over.
  * @resume_work: Has every resource's work look again once a recovery
- *	ended (recover_done).
+ *	ended (recover_done), or a while after the DLM refused a request
+ *	synchronously (HL_RETRY_MS).
+ * @leave_node: In hl_leaving while hl_cluster_leave() runs.
  * @name: The lockspace's name.
  */
 struct hl_cluster {
 	dlm_lockspace_t *ls;
 	struct workqueue_struct *wq;
 	bool dead;
+	bool released;
 	bool leaving;
 	atomic_t inflight;
 	wait_queue_head_t idle_wq;
@@ -139,7 +159,8 @@ struct hl_cluster {
 	bool stopped;
 	bool lost;
 	struct delayed_work lost_work;
-	struct work_struct resume_work;
+	struct delayed_work resume_work;
+	struct list_head leave_node;
 	char name[DLM_LOCKSPACE_LEN + 1];
 };
 
@@ -205,7 +226,16 @@ struct hl_clk {
 	char lvb[HLOCK_LVB_LEN];
 };
 
+/* The DLM's entry points; guarded by hl_dlm_lock (set once, kept). */
 static struct hl_dlm_ops hl_dlm;
+static DEFINE_MUTEX(hl_dlm_lock);
+/*
+ * Bindings hl_cluster_leave() is ending (@leave_node): a new binding to
+ * one of their lockspaces waits until it is left (hl_cluster_wait_left()).
+ */
+static LIST_HEAD(hl_leaving);
+static DEFINE_SPINLOCK(hl_leaving_lock);
+static DECLARE_WAIT_QUEUE_HEAD(hl_leaving_wq);
 /* Keep a resource's DLM lock after the last local release (caching). */
 static bool hl_cluster_cache = true;
 module_param_named(cluster_cache, hl_cluster_cache, bool, 0644);
@@ -221,6 +251,34 @@ static unsigned int hl_cluster_grace_ms = 60000;
 module_param_named(cluster_grace_ms, hl_cluster_grace_ms, uint, 0644);
 MODULE_PARM_DESC(cluster_grace_ms,
 		 "Milliseconds a DLM recovery may last before this node counts as having lost the cluster (default 60000; 0: never)");
+/* Test only: that many DLM requests fail as if the DLM refused them. */
+static atomic_t hl_test_dlm_fail = ATOMIC_INIT(0);
+
+static int hl_test_dlm_fail_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (n > INT_MAX)
+		return -EINVAL;
+	atomic_set(&hl_test_dlm_fail, n);
+	return 0;
+}
+
+static int hl_test_dlm_fail_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&hl_test_dlm_fail));
+}
+
+static const struct kernel_param_ops hl_test_dlm_fail_ops = {
+	.set = hl_test_dlm_fail_set,
+	.get = hl_test_dlm_fail_get,
+};
+module_param_cb(test_dlm_fail, &hl_test_dlm_fail_ops, NULL, 0644);
+MODULE_PARM_DESC(test_dlm_fail,
+		 "Test only: the next N DLM lock and unlock requests of resources fail with ENOMEM, as if the DLM refused them (reads what is left)");
 
 /*
  * How long hl_cluster_leave() waits for the answers to the DLM requests
@@ -256,29 +314,46 @@ static void hl_cluster_answered(struct hl_cluster *cl)
 		wake_up(&cl->idle_wq);
 }
 
+/*
+ * Queue @work on @cl's workqueue unless the binding ends: never into
+ * hl_cluster_leave()'s drain.  Context: an RCU read-side section, which
+ * hl_cluster_leave() waits for after setting @dead, or the head lock of a
+ * resource of a live space.
+ */
+static void hl_cluster_queue(struct hl_cluster *cl, struct work_struct *work)
+{
+	if (!READ_ONCE(cl->dead))
+		queue_work(cl->wq, work);
+}
+
 static void hl_dlm_put(void)
 {
-	if (!hl_dlm.lock)
-		return;
-	symbol_put(dlm_new_lockspace);
-	symbol_put(dlm_release_lockspace);
-	symbol_put(dlm_lock);
-	symbol_put(dlm_unlock);
-	memset(&hl_dlm, 0, sizeof(hl_dlm));
+	mutex_lock(&hl_dlm_lock);
+	if (hl_dlm.lock) {
+		symbol_put(dlm_new_lockspace);
+		symbol_put(dlm_release_lockspace);
+		symbol_put(dlm_lock);
+		symbol_put(dlm_unlock);
+		memset(&hl_dlm, 0, sizeof(hl_dlm));
+	}
+	mutex_unlock(&hl_dlm_lock);
 }
 
 /* Take the DLM's entry points; dlm.ko must be loaded.  Return: 0 or -errno. */
 static int hl_dlm_get(void)
 {
+	int ret = 0;
+
+	mutex_lock(&hl_dlm_lock);
 	if (hl_dlm.lock)
-		return 0;
+		goto out;
 	hl_dlm.new_lockspace = symbol_get(dlm_new_lockspace);
 	hl_dlm.release_lockspace = symbol_get(dlm_release_lockspace);
 	hl_dlm.lock = symbol_get(dlm_lock);
 	hl_dlm.unlock = symbol_get(dlm_unlock);
 	if (hl_dlm.new_lockspace && hl_dlm.release_lockspace && hl_dlm.lock &&
 	    hl_dlm.unlock)
-		return 0;
+		goto out;
 	if (hl_dlm.new_lockspace)
 		symbol_put(dlm_new_lockspace);
 	if (hl_dlm.release_lockspace)
@@ -288,7 +363,10 @@ static int hl_dlm_get(void)
 	if (hl_dlm.unlock)
 		symbol_put(dlm_unlock);
 	memset(&hl_dlm, 0, sizeof(hl_dlm));
-	return -ENOPROTOOPT;
+	ret = -ENOPROTOOPT;
+out:
+	mutex_unlock(&hl_dlm_lock);
+	return ret;
 }
 
 /* The greatest mode that both @a and @b cover. */
@@ -390,7 +468,7 @@ void hl_node_update(struct hl_head *h)
 		h->node_mode = hl_meet(h->node_mode, keep);
 	}
 	if (hl_clk_target(c, h) >= 0 || hl_clk_cancel(c, h))
-		queue_work(c->cl->wq, &c->work);
+		hl_cluster_queue(c->cl, &c->work);
 }
 
 /* The completion AST: a request of the lock ended (lksb.sb_status). */
@@ -399,10 +477,15 @@ static void hl_clk_ast(void *arg)
 	struct hl_clk *c = arg;
 
 	set_bit(0, &c->done);
-	/* Not into the drain of hl_cluster_leave(): nobody looks any more. */
-	if (!READ_ONCE(c->cl->dead))
-		queue_work(c->cl->wq, &c->work);
+	/*
+	 * Once @done is set, the work may take the answer in and a reclaim
+	 * pass free @c: not before this section ends.
+	 */
+	rcu_read_lock();
+	set_bit(0, &c->done);
+	hl_cluster_queue(c->cl, &c->work);
 	hl_cluster_answered(c->cl);
+	rcu_read_unlock();
 }
 
 /* The blocking AST: another node waits for @mode. */
@@ -412,10 +495,11 @@ static void hl_clk_bast(void *arg, int mode)
 
 	if (mode <= HLOCK_NL || mode >= HLOCK_NR_MODES)
 		return;
+	rcu_read_lock();
 	atomic_or(hl_mode_bit(mode), &c->basts);
 	atomic_long_inc(&c->cl->basts);
-	if (!READ_ONCE(c->cl->dead))
-		queue_work(c->cl->wq, &c->work);
+	hl_cluster_queue(c->cl, &c->work);
+	rcu_read_unlock();
 }
 
 /* The request in flight ended: take in its result.  Context: head lock. */
@@ -488,6 +572,44 @@ enum hl_clk_call {
 	HL_CLK_UNLOCK,
 	HL_CLK_CANCEL,
 };
+
+/* Whether a test asked for this DLM request to fail (test_dlm_fail). */
+static bool hl_test_dlm_failed(void)
+{
+	return atomic_add_unless(&hl_test_dlm_fail, -1, 0);
+}
+
+/*
+ * The DLM refused the request @call of @c at once, with @err (no memory,
+ * say): nothing will answer it, so nothing is in flight.  The DLM lock
+ * is as it was; the head grants what it covers again after a refused
+ * unlock, and no more than it did after a refused conversion.  Every
+ * resource's work asks again in HL_RETRY_MS: what waits would otherwise
+ * wait for good.  A refused cancel leaves the request to its answer.
+ * Context: process context, no lock held.
+ */
+static void hl_clk_refused(struct hl_clk *c, enum hl_clk_call call, int err)
+{
+	struct hl_cluster *cl = c->cl;
+	struct hl_head *h = &c->r->head;
+
+	pr_warn_ratelimited("DLM request in lockspace %s: %d; asking again in %u ms\n",
+			    cl->name, err, HL_RETRY_MS);
+	if (call == HL_CLK_CANCEL)
+		return;
+	hl_cluster_answered(cl);
+	hl_head_lock(h);
+	c->busy = false;
+	c->noqueue = false;
+	/* The lock stays as it was: the head may grant what it covers. */
+	if (c->unlocking)
+		h->node_mode = c->mode;
+	c->unlocking = false;
+	hl_head_unlock(h);
+	if (hl_cluster_up(cl))
+		queue_delayed_work(system_wq, &cl->resume_work,
+				   msecs_to_jiffies(HL_RETRY_MS));
+}
 
 static void hl_clk_work(struct work_struct *work)
 {
@@ -570,30 +692,22 @@ static void hl_clk_work(struct work_struct *work)
 			 call == HL_CLK_CANCEL ? "cancel" : "unlock",
 			 call == HL_CLK_LOCK ? hl_mode_name(target) : "",
 			 flags);
-	if (call == HL_CLK_LOCK)
+	if (call == HL_CLK_NONE)
+		return;
+	if (call != HL_CLK_CANCEL && hl_test_dlm_failed())
+		ret = -ENOMEM;
+	else if (call == HL_CLK_LOCK)
 		ret = hl_dlm.lock(c->cl->ls, target, &c->lksb, flags, c->name,
 				  c->namelen, 0, hl_clk_ast, c, hl_clk_bast);
 	else if (call == HL_CLK_UNLOCK)
 		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, DLM_LKF_VALBLK,
 				    &c->lksb, c);
-	else if (call == HL_CLK_CANCEL)
+	else
 		/* The request's own completion AST says how it ended. */
 		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, DLM_LKF_CANCEL,
 				    &c->lksb, c);
-	else
-		return;
-	if (ret) {
-		pr_warn_ratelimited("DLM request in lockspace %s: %d\n",
-				    c->cl->name, ret);
-		/* A cancel that failed leaves the request to its answer. */
-		if (call == HL_CLK_CANCEL)
-			return;
-		hl_cluster_answered(c->cl);
-		hl_head_lock(h);
-		c->busy = false;
-		c->unlocking = false;
-		hl_head_unlock(h);
-	}
+	if (ret)
+		hl_clk_refused(c, call, ret);
 }
 
 static void hl_clk_name(struct hl_clk *c, const char *path, unsigned int len)
@@ -749,10 +863,12 @@ struct hl_cluster *hl_cluster_of(struct hl_res *r)
  * hl_cluster_may_free() - Whether an unused cluster resource may go.
  * @r: The resource, unused as far as the core knows.
  *
- * Not while this node has a DLM lock on it: the first call starts its
- * unlock, and a later one (the next reclaim pass) lets it go.
+ * Not while this node has a DLM lock on it, or a request in flight, until
+ * the lockspace is released: the first call starts its unlock, and a
+ * later one (the next reclaim pass) lets it go.
  *
- * Context: head lock of @r.
+ * Context: head lock of @r, in a live space or an RCU read-side section
+ * (hl_cluster_queue()).
  * Return: true when it may be freed.
  */
 bool hl_cluster_may_free(struct hl_res *r)
@@ -760,17 +876,22 @@ bool hl_cluster_may_free(struct hl_res *r)
 	struct hl_clk *c = r->clk;
 
 	lockdep_assert_held(&r->head.lock);
-	/* Lost: its DLM lock stays in the lockspace until it is left. */
-	if (!c || READ_ONCE(c->cl->dead) || READ_ONCE(c->cl->lost))
+	/* Released: no callback can come for it any more. */
+	if (!c || READ_ONCE(c->cl->released))
 		return true;
+	/* A callback may still come: for the answer, or for the lock. */
 	if (c->busy || work_pending(&c->work))
 		return false;
 	if (!c->exists)
 		return true;
-	if (hl_head_idle(&r->head)) {
-		/* dlm_unlock() may sleep: the work calls it. */
+	/*
+	 * dlm_unlock() may sleep: the work calls it.  Not once the binding
+	 * ends, or while this node lost the cluster: the lock then stays
+	 * until the lockspace is released.
+	 */
+	if (hl_head_idle(&r->head) && hl_cluster_up(c->cl)) {
 		c->unlock = true;
-		queue_work(c->cl->wq, &c->work);
+		hl_cluster_queue(c->cl, &c->work);
 	}
 	return false;
 }
@@ -829,9 +950,12 @@ void hl_cluster_res_free(struct hl_res *r)
 static void hl_ctok_ast(void *arg)
 {
 	struct hl_ctok *t = arg;
+	struct hl_cluster *cl = container_of(t, struct hl_cluster, tok);
 
 	complete(&t->done);
-	hl_cluster_answered(container_of(t, struct hl_cluster, tok));
+	/* Whoever waits for it waits there (hl_ctok_answer()). */
+	wake_up(&cl->idle_wq);
+	hl_cluster_answered(cl);
 }
 
 /* The counter's blocking AST: another node waits for it. */
@@ -839,26 +963,42 @@ static void hl_ctok_bast(void *arg, int mode)
 {
 	struct hl_cluster *cl = container_of(arg, struct hl_cluster, tok);
 
-	if (!READ_ONCE(cl->dead))
-		queue_work(cl->wq, &cl->tok.work);
+	rcu_read_lock();
+	hl_cluster_queue(cl, &cl->tok.work);
+	rcu_read_unlock();
 }
 
 /*
- * Take in the answer to the request in flight, once it came.  Return: 0,
- * -EINTR (a fatal signal while waiting: the request stays in flight, for
- * the next call to wait for), or the DLM's error.  Context: @t->lock.
+ * Take in the answer to the request in flight, once it came.  A draw
+ * (@draw) waits for it killably, until this node lost the cluster.  The
+ * work waits only while the lockspace runs: a stopped one answers nothing
+ * until its recovery ends, and a lost one never does, while
+ * hl_cluster_leave() waits for the work (the resume work queues it again
+ * after a recovery).  Return: 0, the DLM's error, -EINTR (a fatal signal),
+ * -ENOLINK (a draw: this node lost the cluster) or -EAGAIN (the work: the
+ * lockspace stopped); the request then stays in flight, for the next
+ * call to wait for.  Context: @t->lock.
  */
-static int hl_ctok_answer(struct hl_ctok *t, bool killable)
+static int hl_ctok_answer(struct hl_cluster *cl, bool draw)
 {
+	struct hl_ctok *t = &cl->tok;
 	u64 val;
 
 	lockdep_assert_held(&t->lock);
 	if (!t->pending)
 		return 0;
-	if (!killable)
-		wait_for_completion(&t->done);
-	else if (wait_for_completion_killable(&t->done))
-		return -EINTR;
+	/* hl_ctok_ast(), recover_prep and the lost work wake these. */
+	if (draw) {
+		if (wait_event_killable(cl->idle_wq,
+					completion_done(&t->done) ||
+					READ_ONCE(cl->lost)))
+			return -EINTR;
+	} else {
+		wait_event(cl->idle_wq,
+			   completion_done(&t->done) || !hl_cluster_live(cl));
+	}
+	if (!completion_done(&t->done))
+		return draw ? -ENOLINK : -EAGAIN;
 	t->pending = false;
 	if (t->lksb.sb_status)
 		return t->lksb.sb_status;
@@ -877,10 +1017,10 @@ static int hl_ctok_answer(struct hl_ctok *t, bool killable)
 /*
  * Ask the DLM for the counter in @mode, the value block written from
  * @t->lvb when going down from EX or staying there, and wait for the
- * answer.  Context: @t->lock.
+ * answer (a draw: @draw).  Context: @t->lock.
  */
 static int hl_ctok_request(struct hl_cluster *cl, unsigned int mode,
-			   bool killable)
+			   bool draw)
 {
 	struct hl_ctok *t = &cl->tok;
 	static const char name[] = { HL_NAME_TOKEN };
@@ -888,9 +1028,22 @@ static int hl_ctok_request(struct hl_cluster *cl, unsigned int mode,
 	int ret;
 
 	lockdep_assert_held(&t->lock);
-	ret = hl_ctok_answer(t, killable);
+	ret = hl_ctok_answer(cl, draw);
 	if (ret)
 		return ret;
+	/*
+	 * Not into a stopped lockspace: the call would wait there, for good
+	 * once this node lost the cluster.  A draw waits for the recovery
+	 * (recover_done wakes it), the work is queued again after it.
+	 */
+	if (!draw && !hl_cluster_up(cl))
+		return -EAGAIN;
+	if (draw && wait_event_killable(cl->idle_wq,
+					hl_cluster_live(cl) ||
+					READ_ONCE(cl->lost)))
+		return -EINTR;
+	if (READ_ONCE(cl->lost))
+		return -ENOLINK;
 	if (t->lksb.sb_lkid)
 		flags |= DLM_LKF_CONVERT;
 	reinit_completion(&t->done);
@@ -903,7 +1056,7 @@ static int hl_ctok_request(struct hl_cluster *cl, unsigned int mode,
 		return ret;
 	}
 	t->pending = true;
-	return hl_ctok_answer(t, killable);
+	return hl_ctok_answer(cl, draw);
 }
 
 /* Give the counter back to the node that asked for it. */
@@ -916,13 +1069,12 @@ static void hl_ctok_work(struct work_struct *work)
 
 	mutex_lock(&t->lock);
 	/*
-	 * Stopped: the resume work queues this again.  Checked before the
-	 * wait for an answer that a killed draw left in flight: that answer
-	 * does not come while the lockspace is stopped, nor ever once the
-	 * node lost the cluster, and hl_cluster_leave() drains this work.
+	 * Stopped, or lost: the resume work queues this again after the
+	 * recovery.  The wait for an answer a killed draw left in flight
+	 * ends there too: hl_cluster_leave() drains this work.
 	 */
 	if (hl_cluster_up(cl)) {
-		ret = hl_ctok_answer(t, false);
+		ret = hl_ctok_answer(cl, false);
 		if (!ret && t->mode == HLOCK_X) {
 			/* The next node starts above the last token given. */
 			t->lvb[0] = cpu_to_le64(t->next - 1);
@@ -930,7 +1082,7 @@ static void hl_ctok_work(struct work_struct *work)
 		}
 	}
 	mutex_unlock(&t->lock);
-	if (ret)
+	if (ret && ret != -EAGAIN)
 		pr_warn_ratelimited("fencing token counter of lockspace %s: %d\n",
 				    cl->name, ret);
 }
@@ -944,7 +1096,8 @@ static void hl_ctok_work(struct work_struct *work)
  * lockspace (see above): one DLM round trip or two when another node drew
  * last, none otherwise.
  *
- * Context: process context, may sleep.
+ * Context: process context, may sleep: also while the lockspace is
+ * stopped for a recovery, until it ends or this node lost the cluster.
  * Return: 0, -EINTR on a fatal signal, -ENOLINK when this node lost the
  * cluster, or the DLM's error.
  */
@@ -956,7 +1109,7 @@ int hl_cluster_token(struct hl_cluster *cl, u64 *token)
 	if (READ_ONCE(cl->lost))
 		return -ENOLINK;
 	mutex_lock(&t->lock);
-	ret = hl_ctok_answer(t, true);
+	ret = hl_ctok_answer(cl, true);
 	if (!ret && t->mode != HLOCK_X)
 		ret = hl_ctok_request(cl, HLOCK_X, true);
 	if (!ret && t->next > t->ceiling) {
@@ -1022,6 +1175,8 @@ static void hl_cluster_lost_work(struct work_struct *work)
 		return;
 	/* Before any head lock: what queues after the walk sees it. */
 	WRITE_ONCE(cl->lost, true);
+	/* A token draw waiting for the DLM fails (hl_ctok_answer()). */
+	wake_up_all(&cl->idle_wq);
 	pr_warn("DLM lockspace %s stopped for over %u ms: this node lost the cluster, and locking there fails with ENOLINK until it is bound again\n",
 		cl->name, READ_ONCE(hl_cluster_grace_ms));
 	hl_grants_init(&w.g);
@@ -1043,21 +1198,21 @@ static void hl_clk_resume(struct hl_res *r, void *arg)
 	hl_head_lock(&r->head);
 	/* A dead one may be freed: its work must not be queued again. */
 	if (!r->head.dead)
-		queue_work(cl->wq, &c->work);
+		hl_cluster_queue(cl, &c->work);
 	hl_head_unlock(&r->head);
 }
 
 static void hl_cluster_resume_work(struct work_struct *work)
 {
-	struct hl_cluster *cl = container_of(work, struct hl_cluster,
-					     resume_work);
+	struct hl_cluster *cl = container_of(to_delayed_work(work),
+					     struct hl_cluster, resume_work);
 
 	if (!hl_cluster_up(cl))
 		return;
 	if (cl->root)
 		hl_clk_resume(cl->root, cl);
 	hl_space_for_each(hl_clk_resume, cl);
-	queue_work(cl->wq, &cl->tok.work);
+	hl_cluster_queue(cl, &cl->tok.work);
 }
 
 /* The DLM stops the lockspace for a recovery.  May sleep. */
@@ -1067,8 +1222,12 @@ static void hl_cluster_recover_prep(void *arg)
 	unsigned int ms = READ_ONCE(hl_cluster_grace_ms);
 
 	WRITE_ONCE(cl->stopped, true);
-	/* hl_cluster_leave() waits no more for answers, held back now. */
-	wake_up(&cl->idle_wq);
+	pr_debug("DLM lockspace %s stopped for a recovery\n", cl->name);
+	/*
+	 * hl_cluster_leave() and the token work wait no more for answers,
+	 * held back now.
+	 */
+	wake_up_all(&cl->idle_wq);
 	if (ms && !READ_ONCE(cl->dead))
 		mod_delayed_work(system_wq, &cl->lost_work,
 				 msecs_to_jiffies(ms));
@@ -1083,8 +1242,10 @@ static void hl_cluster_recover_done(void *arg, struct dlm_slot *slots,
 
 	cancel_delayed_work(&cl->lost_work);
 	WRITE_ONCE(cl->stopped, false);
+	/* A token draw waiting to call the DLM goes on (hl_ctok_request()). */
+	wake_up_all(&cl->idle_wq);
 	if (hl_cluster_up(cl))
-		schedule_work(&cl->resume_work);
+		mod_delayed_work(system_wq, &cl->resume_work, 0);
 }
 
 static const struct dlm_lockspace_ops hl_cluster_lsops = {
@@ -1109,7 +1270,7 @@ static void hl_cluster_stop_works(struct hl_cluster *cl)
 	/* The lost work itself may end the space: its last locker's close. */
 	if (current_work() != &cl->lost_work.work)
 		cancel_delayed_work_sync(&cl->lost_work);
-	cancel_work_sync(&cl->resume_work);
+	cancel_delayed_work_sync(&cl->resume_work);
 }
 
 /**
@@ -1134,7 +1295,8 @@ struct hl_cluster *hl_cluster_join(const char *name)
 		return ERR_PTR(-ENOMEM);
 	strscpy(cl->name, name, sizeof(cl->name));
 	INIT_DELAYED_WORK(&cl->lost_work, hl_cluster_lost_work);
-	INIT_WORK(&cl->resume_work, hl_cluster_resume_work);
+	INIT_DELAYED_WORK(&cl->resume_work, hl_cluster_resume_work);
+	INIT_LIST_HEAD(&cl->leave_node);
 	init_waitqueue_head(&cl->idle_wq);
 	init_completion(&cl->tok.done);
 	INIT_WORK(&cl->tok.work, hl_ctok_work);
@@ -1184,6 +1346,7 @@ void hl_cluster_leave(struct hl_cluster *cl)
 {
 	if (!cl)
 		return;
+	hl_cluster_retire(cl);
 	WRITE_ONCE(cl->leaving, true);
 	/* A work that did not see it has made its request by now. */
 	flush_workqueue(cl->wq);
@@ -1194,11 +1357,14 @@ void hl_cluster_leave(struct hl_cluster *cl)
 		pr_info("leaving DLM lockspace %s with %d DLM requests unanswered\n",
 			cl->name, atomic_read(&cl->inflight));
 	WRITE_ONCE(cl->dead, true);
+	/* A callback that did not see it has queued its work by now. */
+	synchronize_rcu();
 	hl_cluster_stop_works(cl);
 	/* Work already queued finds @dead set and calls the DLM no more. */
 	drain_workqueue(cl->wq);
 	/* Force 2: whatever locks are left go too; no callback after. */
 	hl_dlm.release_lockspace(cl->ls, 2);
+	WRITE_ONCE(cl->released, true);
 	/* A recovery callback may have queued them again until then. */
 	hl_cluster_stop_works(cl);
 	drain_workqueue(cl->wq);
@@ -1207,6 +1373,68 @@ void hl_cluster_leave(struct hl_cluster *cl)
 	pr_info("left DLM lockspace %s after %ld DLM requests and %ld blocking ASTs\n",
 		cl->name, atomic_long_read(&cl->requests),
 		atomic_long_read(&cl->basts));
+	spin_lock(&hl_leaving_lock);
+	list_del_init(&cl->leave_node);
+	spin_unlock(&hl_leaving_lock);
+	wake_up_all(&hl_leaving_wq);
+}
+
+/**
+ * hl_cluster_retire() - Say that a binding is about to end.
+ * @cl: The binding.
+ *
+ * From now on, until hl_cluster_leave() has left its lockspace,
+ * hl_cluster_leaving() says so of the lockspace's name.  Idempotent.
+ *
+ * Context: any; takes hl_leaving_lock.
+ */
+void hl_cluster_retire(struct hl_cluster *cl)
+{
+	spin_lock(&hl_leaving_lock);
+	if (list_empty(&cl->leave_node))
+		list_add_tail(&cl->leave_node, &hl_leaving);
+	spin_unlock(&hl_leaving_lock);
+}
+
+/**
+ * hl_cluster_leaving() - Whether a binding to a lockspace is being ended.
+ * @name: The lockspace's name.
+ *
+ * O(bindings being ended), under a spinlock: each was an administrator's.
+ *
+ * Return: true from hl_cluster_retire() until hl_cluster_leave() is done.
+ */
+bool hl_cluster_leaving(const char *name)
+{
+	struct hl_cluster *cl;
+	bool ret = false;
+
+	spin_lock(&hl_leaving_lock);
+	list_for_each_entry(cl, &hl_leaving, leave_node) {
+		if (!strcmp(cl->name, name)) {
+			ret = true;
+			break;
+		}
+	}
+	spin_unlock(&hl_leaving_lock);
+	return ret;
+}
+
+/**
+ * hl_cluster_wait_left() - Wait until no binding to a lockspace is being
+ *	ended.
+ * @name: The lockspace's name.
+ *
+ * A lock space that ends leaves its lockspace after its last locker is
+ * gone (hl_ns_put()); until it has, this node cannot join it again.
+ *
+ * Context: process context, may sleep; no hlock lock held (a leave takes
+ * up to HL_LEAVE_WAIT_MS, more while the lockspace is stopped).
+ * Return: 0, or -EINTR on a fatal signal.
+ */
+int hl_cluster_wait_left(const char *name)
+{
+	return wait_event_killable(hl_leaving_wq, !hl_cluster_leaving(name));
 }
 
 /**

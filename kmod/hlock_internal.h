@@ -106,6 +106,7 @@ struct hl_res {
  * @graph: Its wait-for graph, as the deadlock search keeps it.
  * @dead_node: Entry in the reclaim worker's list once it ended.
  * @cl: Its binding to a DLM lockspace (hlock_cluster.c), or NULL.
+ * @end_work: Ends it, once its last locker is gone, when it has @cl.
  * @token: The last fencing token drawn in it (hl_token_next()), on a
  *	cache line of its own: every new grant writes it.
  */
@@ -120,6 +121,7 @@ struct hl_ns {
 	struct hl_graph graph;
 	struct list_head dead_node;
 	struct hl_cluster *cl;
+	struct work_struct end_work;
 	atomic64_t token ____cacheline_aligned_in_smp;
 };
 
@@ -495,7 +497,10 @@ struct hl_clk;
 int hl_cluster_init(void);
 void hl_cluster_exit(void);
 struct hl_cluster *hl_cluster_join(const char *name);
+void hl_cluster_retire(struct hl_cluster *cl);
 void hl_cluster_leave(struct hl_cluster *cl);
+int hl_cluster_wait_left(const char *name);
+bool hl_cluster_leaving(const char *name);
 void hl_cluster_free(struct hl_cluster *cl);
 const char *hl_cluster_name(const struct hl_cluster *cl);
 struct hl_cluster *hl_cluster_of(struct hl_res *r);

@@ -45,6 +45,8 @@ static DEFINE_MUTEX(hl_nss_lock);
 static unsigned long hl_nss_nr;
 /* The initial namespace's, with a reference of the module's own. */
 static struct hl_ns *hl_init_ns;
+/* Where spaces bound to a DLM lockspace end (hl_ns_put()). */
+static struct workqueue_struct *hl_ns_wq;
 
 /**
  * struct hl_bind - The DLM lockspace of the spaces of an IPC namespace.
@@ -166,18 +168,21 @@ static int hl_ns_join(struct hl_ns *ns, const char *name)
  * @ipc: The namespace.
  *
  * A new space of a namespace an administrator bound (hl_ns_bind()) joins
- * its DLM lockspace first.
+ * its DLM lockspace first, once the last one has left it.
  *
  * Context: process context, may sleep.
- * Return: the space, or an ERR_PTR(): -ENOMEM, or the error of the join
+ * Return: the space, or an ERR_PTR(): -ENOMEM, -EINTR (a fatal signal
+ * while the last space left the lockspace), or the error of the join
  * (hl_cluster_join()).
  */
 struct hl_ns *hl_ns_get_ipc(struct ipc_namespace *ipc)
 {
+	char name[HLOCK_CLUSTER_NAME_MAX + 1];
 	struct hl_bind *bind;
 	struct hl_ns *ns;
 	int ret;
 
+again:
 	mutex_lock(&hl_nss_lock);
 	ns = xa_load(&hl_nss, ipc->ns.inum);
 	if (ns) {
@@ -185,12 +190,25 @@ struct hl_ns *hl_ns_get_ipc(struct ipc_namespace *ipc)
 		refcount_inc(&ns->ref);
 		goto out;
 	}
+	bind = xa_load(&hl_binds, ipc->ns.inum);
+	/*
+	 * The namespace's last space may still be leaving the lockspace
+	 * (hl_ns_put()), which this node cannot join again until then: wait
+	 * for it, without the mutex.
+	 */
+	if (bind && hl_cluster_leaving(bind->name)) {
+		strscpy(name, bind->name, sizeof(name));
+		mutex_unlock(&hl_nss_lock);
+		ret = hl_cluster_wait_left(name);
+		if (ret)
+			return ERR_PTR(ret);
+		goto again;
+	}
 	ns = hl_ns_alloc(ipc);
 	if (!ns) {
 		ns = ERR_PTR(-ENOMEM);
 		goto out;
 	}
-	bind = xa_load(&hl_binds, ns->inum);
 	if (bind) {
 		ret = hl_ns_join(ns, bind->name);
 		if (ret)
@@ -230,10 +248,16 @@ struct hl_ns *hl_ns_get(void)
  */
 int hl_ns_init(void)
 {
-	struct hl_ns *ns = hl_ns_get_ipc(init_task.nsproxy->ipc_ns);
+	struct hl_ns *ns;
 
-	if (IS_ERR(ns))
+	hl_ns_wq = alloc_workqueue("hlock_ns", WQ_UNBOUND, 0);
+	if (!hl_ns_wq)
+		return -ENOMEM;
+	ns = hl_ns_get_ipc(init_task.nsproxy->ipc_ns);
+	if (IS_ERR(ns)) {
+		destroy_workqueue(hl_ns_wq);
 		return PTR_ERR(ns);
+	}
 	hl_init_ns = ns;
 	return 0;
 }
@@ -249,6 +273,8 @@ void hl_ns_exit(void)
 	unsigned long inum;
 
 	hl_ns_put(hl_init_ns);
+	/* The spaces that are still leaving their lockspaces. */
+	destroy_workqueue(hl_ns_wq);
 	xa_for_each(&hl_binds, inum, bind) {
 		hl_ipc_put(bind->ipc);
 		kfree(bind);
@@ -271,9 +297,19 @@ static void hl_ns_end(struct hl_ns *ns)
 	hl_ns_retire(ns);
 }
 
+static void hl_ns_end_work(struct work_struct *work)
+{
+	hl_ns_end(container_of(work, struct hl_ns, end_work));
+}
+
 /**
  * hl_ns_put() - Drop a reference to a lock space; the last one ends it.
  * @ns: The space.
+ *
+ * A space bound to a DLM lockspace ends in a worker of its own: leaving
+ * waits for the binding's works, and the last put may come from one of
+ * them (a grant's continuation puts its locker).  Until it has left, a new
+ * space of the namespace waits to join (hl_ns_get_ipc()).
  *
  * Context: process context, may sleep.  The space's lockers are gone by
  * the last put: nothing is on its resources.
@@ -284,7 +320,15 @@ void hl_ns_put(struct hl_ns *ns)
 		return;
 	xa_erase(&hl_nss, ns->inum);
 	WRITE_ONCE(hl_nss_nr, hl_nss_nr - 1);
+	/* Before the mutex goes: the next space of it must see the leave. */
+	if (ns->cl)
+		hl_cluster_retire(ns->cl);
 	mutex_unlock(&hl_nss_lock);
+	if (ns->cl) {
+		INIT_WORK(&ns->end_work, hl_ns_end_work);
+		queue_work(hl_ns_wq, &ns->end_work);
+		return;
+	}
 	hl_ns_end(ns);
 }
 
@@ -356,14 +400,16 @@ bool hl_ns_is_init(const struct ipc_namespace *ipc)
  * @name: The lockspace's name, or NULL for none.
  *
  * Only while no space of it lives (a space is bound for life): its next
- * space joins the lockspace when it is made.
+ * space joins the lockspace when it is made.  Returns once the last space
+ * of the old binding, if it is still ending, has left its lockspace, so
+ * that the cluster stack may then be stopped.
  *
  * Context: process context, may sleep.
  * Return: 0, -EBUSY while a locker is open in the namespace, or -ENOMEM.
  */
 int hl_ns_bind(struct ipc_namespace *ipc, const char *name)
 {
-	struct hl_bind *bind = NULL, *old;
+	struct hl_bind *bind = NULL, *old = NULL;
 	int ret = 0;
 
 	if (name) {
@@ -384,19 +430,22 @@ int hl_ns_bind(struct ipc_namespace *ipc, const char *name)
 		if (xa_is_err(old)) {
 			hl_ipc_put(bind->ipc);
 			ret = xa_err(old);
+			old = NULL;
 			goto out;
 		}
 		bind = NULL;
 	} else {
 		old = xa_erase(&hl_binds, ipc->ns.inum);
 	}
-	if (old) {
-		hl_ipc_put(old->ipc);
-		kfree(old);
-	}
 out:
 	mutex_unlock(&hl_nss_lock);
 	kfree(bind);
+	if (old) {
+		/* Killed meanwhile: the binding changed all the same. */
+		hl_cluster_wait_left(old->name);
+		hl_ipc_put(old->ipc);
+		kfree(old);
+	}
 	return ret;
 }
 
