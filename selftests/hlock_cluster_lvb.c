@@ -3,7 +3,7 @@
  * A helper of hlock_cluster_test.sh: read and set a lock value block.
  *
  *   hlock_cluster_lvb [-h] PATH MODE [VALUE]
- *   hlock_cluster_lvb -t PATH MODE
+ *   hlock_cluster_lvb -t [-w] PATH MODE
  *
  * Takes MODE (S, SIX or X) on PATH, waiting up to a minute, and prints the
  * value it reads, up to its first NUL byte.  With VALUE (SIX or X), sets
@@ -12,7 +12,9 @@
  * until it is killed (which publishes nothing: the value stays pending).
  * With -t (SIX or X), it draws the grant's fencing token, prints it on a
  * second line and sets the value to it, in decimal: the next holder reads
- * the token of the last.
+ * the token of the last.  With -w too, it prints "held" once it holds the
+ * lock and draws the token only once a line (or the end of the file)
+ * comes on standard input.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,7 +31,7 @@ int main(int argc, char **argv)
 {
 	char val[HLOCK_LVB_LEN + 1] = "";
 	char tok[HLOCK_LVB_LEN + 1];
-	int fd, mode, ret, hold = 0, token = 0;
+	int fd, mode, ret, hold = 0, token = 0, go = 0;
 	const char *value;
 	uint64_t t;
 
@@ -38,12 +40,14 @@ int main(int argc, char **argv)
 			hold = 1;
 		else if (!strcmp(argv[1], "-t"))
 			token = 1;
+		else if (!strcmp(argv[1], "-w"))
+			go = 1;
 		else
 			break;
 	}
-	if (argc < 3 || argc > 4 || (token && argc != 3)) {
+	if (argc < 3 || argc > 4 || (token && argc != 3) || (go && !token)) {
 		fprintf(stderr, "usage: hlock_cluster_lvb [-h] PATH MODE [VALUE]\n"
-				"       hlock_cluster_lvb -t PATH MODE\n");
+				"       hlock_cluster_lvb -t [-w] PATH MODE\n");
 		return 64;
 	}
 	value = argc == 4 ? argv[3] : NULL;
@@ -78,6 +82,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("%s\n", val);
+	if (go) {
+		printf("held\n");
+		fflush(stdout);
+		while ((ret = getchar()) != EOF && ret != '\n')
+			;
+	}
 	if (token) {
 		ret = hlock_token(fd, argv[1], &t);
 		if (ret) {

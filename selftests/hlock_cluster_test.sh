@@ -28,7 +28,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..15"
+echo "1..17"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -598,5 +598,62 @@ while [ $r -le 2 ]; do
 done
 [ "$t" = ok ] && ok "fencing tokens increase across nodes" ||
 	not_ok "fencing tokens increase across nodes: $t"
+
+# 16. The DLM refuses requests at once (dlm_lock() returns an error, as it
+# does without memory; the module parameter test_dlm_fail makes the next
+# N fail so): node 1 asks again a moment later, and X on rf is granted,
+# where nothing would answer the waiter otherwise.
+t=ok
+if [ "$node" = 1 ]; then
+	p=/sys/module/hlock/parameters/test_dlm_fail
+	echo 3 >$p || t="test_dlm_fail cannot be set"
+	hlock -w $LONG rf true || t="X on rf failed after refused DLM requests"
+	[ "$(cat $p)" = 0 ] || t="$(cat $p) of 3 refusals left unused"
+	echo 0 >$p
+	dmesg | grep -q 'DLM request in lockspace hlock: -12; asking again' ||
+		t="no refusal in the kernel log"
+fi
+bar refused
+[ "$t" = ok ] && ok "a request the DLM refused at once is asked again" ||
+	not_ok "a request the DLM refused at once is asked again: $t"
+
+# 17. A lock space bound to a lockspace leaves it after its last locker
+# closes, and a locker that opens meanwhile waits until it has left, then
+# joins again: two processes of one namespace open, lock and close, 10
+# times each, at once (node 1 alone in the lockspace hlock3).  The
+# binding then goes, once the last space left.
+t=ok
+if [ "$node" = 1 ]; then
+	unshare -i sleep 1000 &
+	nspid=$!
+	within unshared || t="unshare -i failed"
+	hlock --cluster=hlock3 --pid $nspid || t="binding the namespace failed"
+	nsenter -t $nspid -i sh -c '
+		loop() {
+			i=0
+			while [ $i -lt 10 ]; do
+				hlock -w 60 "r$1" true || exit 1
+				i=$((i + 1))
+			done
+		}
+		loop 1 & a=$!
+		loop 2 & b=$!
+		wait $a; ra=$?
+		wait $b
+		[ $? = 0 ] && [ $ra = 0 ]
+	' 2>/tmp/reopen.err || t="a locker failed: $(head -n 1 /tmp/reopen.err)"
+	[ "$t" = ok ] && ! hlock --cluster= --pid $nspid &&
+		t="unbinding the namespace failed"
+	joins=$(dmesg | grep -c 'joined DLM lockspace hlock3')
+	lefts=$(dmesg | grep -c 'left DLM lockspace hlock3 after')
+	echo "# hlock3 joined $joins times and left $lefts times"
+	[ "$t" != ok ] || { [ "$joins" -ge 1 ] && [ "$lefts" = "$joins" ]; } ||
+		t="$joins joins of hlock3 and $lefts leaves once unbound"
+	kill $nspid
+	wait $nspid 2>/dev/null
+fi
+bar reopened
+[ "$t" = ok ] && ok "a lock space that ends leaves its lockspace before the next joins" ||
+	not_ok "a lock space that ends leaves its lockspace before the next joins: $t"
 
 exit $failed
