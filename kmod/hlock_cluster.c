@@ -583,9 +583,10 @@ static bool hl_test_dlm_failed(void)
  * The DLM refused the request @call of @c at once, with @err (no memory,
  * say): nothing will answer it, so nothing is in flight.  The DLM lock
  * is as it was; the head grants what it covers again after a refused
- * unlock, and no more than it did after a refused conversion.  Every
- * resource's work asks again in HL_RETRY_MS: what waits would otherwise
- * wait for good.  A refused cancel leaves the request to its answer.
+ * unlock, and no more than it did after a refused conversion.  The
+ * try-locks it was for give up.  Every resource's work asks again in
+ * HL_RETRY_MS: what waits would otherwise wait for good.  A refused
+ * cancel leaves the request to its answer.
  * Context: process context, no lock held.
  */
 static void hl_clk_refused(struct hl_clk *c, enum hl_clk_call call, int err)
@@ -600,12 +601,17 @@ static void hl_clk_refused(struct hl_clk *c, enum hl_clk_call call, int err)
 	hl_cluster_answered(cl);
 	hl_head_lock(h);
 	c->busy = false;
+	/* The try-locks that asked give up, as when the DLM says EAGAIN. */
+	if (c->noqueue)
+		c->refused_seq = h->back_seq;
 	c->noqueue = false;
 	/* The lock stays as it was: the head may grant what it covers. */
 	if (c->unlocking)
 		h->node_mode = c->mode;
 	c->unlocking = false;
+	WRITE_ONCE(c->passes, c->passes + 1);
 	hl_head_unlock(h);
+	wake_up_all(&c->answer_wq);
 	if (hl_cluster_up(cl))
 		queue_delayed_work(system_wq, &cl->resume_work,
 				   msecs_to_jiffies(HL_RETRY_MS));

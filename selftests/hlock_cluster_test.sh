@@ -602,16 +602,24 @@ done
 # 16. The DLM refuses requests at once (dlm_lock() returns an error, as it
 # does without memory; the module parameter test_dlm_fail makes the next
 # N fail so): node 1 asks again a moment later, and X on rf is granted,
-# where nothing would answer the waiter otherwise.
+# where nothing would answer the waiter otherwise; a try-lock whose
+# request is refused gives up.
 t=ok
 if [ "$node" = 1 ]; then
 	p=/sys/module/hlock/parameters/test_dlm_fail
 	echo 3 >$p || t="test_dlm_fail cannot be set"
 	hlock -w $LONG rf true || t="X on rf failed after refused DLM requests"
 	[ "$(cat $p)" = 0 ] || t="$(cat $p) of 3 refusals left unused"
-	echo 0 >$p
 	dmesg | grep -q 'DLM request in lockspace hlock: -12; asking again' ||
 		t="no refusal in the kernel log"
+	# A try-lock gives up when the DLM refuses its request, as when
+	# another node holds the resource.
+	echo 1 >$p
+	hlock -n rt true 2>/dev/null
+	rc=$?
+	[ $rc = 1 ] || t="a try whose DLM request was refused ended $rc"
+	echo 0 >$p
+	hlock -n rt true || t="a try after the refusal failed"
 fi
 bar refused
 [ "$t" = ok ] && ok "a request the DLM refused at once is asked again" ||
