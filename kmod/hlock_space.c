@@ -48,6 +48,7 @@ static struct {
 	atomic_long_t nr_res;
 	atomic_long_t nr_req;		/* requests allocated */
 	atomic_long_t reclaimed;	/* resources freed so far */
+	atomic_long_t revisited;	/* met again once unlinked */
 	long reclaim_at;		/* reclaim past this many */
 	unsigned long gen;		/* resources died so far */
 	struct work_struct reclaim;
@@ -308,7 +309,16 @@ int hl_head_create(struct hl_locker *lk, unsigned int level)
 			return -ENOMEM;
 		}
 	}
+	/*
+	 * Counted before it is visible: the reclaim worker may find it, and
+	 * free it, before this returns, and a parent's count must never be
+	 * below its children in the table.
+	 */
+	atomic_inc(&parent->children);
 	old = hl_head_insert(&k, r);
+	/* Not inserted: an error, or a resource of the name is there. */
+	if (old)
+		atomic_dec(&parent->children);
 	if (IS_ERR(old)) {
 		hl_res_free(r);
 		return -ENOMEM;
@@ -319,7 +329,6 @@ int hl_head_create(struct hl_locker *lk, unsigned int level)
 		cond_resched();
 		return 0;
 	}
-	atomic_inc(&parent->children);
 	if (atomic_long_inc_return(&hl_space.nr_res) >
 	    READ_ONCE(hl_space.reclaim_at))
 		schedule_work(&hl_space.reclaim);
@@ -477,13 +486,29 @@ static bool hl_res_reclaim(struct hl_res *r)
 	 * which keeps hl_head_retire() from marking it dead.
 	 */
 	hl_head_lock(&r->head);
+	/*
+	 * The walk may meet a resource again after this pass unlinked it:
+	 * a resize of the table that moves entries under the walk can lead
+	 * it along the stale link of one unlinked a moment ago, while the
+	 * walk's RCU section still keeps it.  Only the first meeting may
+	 * unlink it: a second one would take another child off its parent,
+	 * which could then be freed under a child of its own.
+	 */
+	if (r->head.dead) {
+		hl_head_unlock(&r->head);
+		atomic_long_inc(&hl_space.revisited);
+		return false;
+	}
 	dead = hl_cluster_may_free(r) && hl_head_retire(&r->head);
 	hl_head_unlock(&r->head);
 	if (!dead)
 		return false;
 	/* Before it can be freed: see hl_space_gen().  One writer: us. */
 	WRITE_ONCE(hl_space.gen, hl_space.gen + 1);
-	rhashtable_remove_fast(&hl_space.table, &r->node, hl_res_params);
+	/* Only this pass unlinks; a resource that was not linked stays. */
+	if (WARN_ON_ONCE(rhashtable_remove_fast(&hl_space.table, &r->node,
+						hl_res_params)))
+		return false;
 	atomic_dec(&parent->children);
 	atomic_long_dec(&hl_space.nr_res);
 	atomic_long_inc(&hl_space.reclaimed);
@@ -643,11 +668,12 @@ void hl_space_reclaim(void)
 void hl_space_show(struct seq_file *m)
 {
 	seq_printf(m, "resources %ld\nrequests %ld\nreclaim_at %ld\n"
-		   "reclaimed %ld\nspaces %lu\nspaces_ended %lu\n",
+		   "reclaimed %ld\nrevisited %ld\nspaces %lu\nspaces_ended %lu\n",
 		   atomic_long_read(&hl_space.nr_res),
 		   atomic_long_read(&hl_space.nr_req),
 		   READ_ONCE(hl_space.reclaim_at),
-		   atomic_long_read(&hl_space.reclaimed), hl_ns_count(),
+		   atomic_long_read(&hl_space.reclaimed),
+		   atomic_long_read(&hl_space.revisited), hl_ns_count(),
 		   READ_ONCE(hl_space.nr_dead));
 }
 

@@ -2013,6 +2013,9 @@ TEST_F_TIMEOUT(obs, resources_reclaimed, 4 * TEST_TMO)
 	EXPECT_LT(before, after)
 		TH_LOG("no resource was reclaimed (%ld before, %ld after)",
 		       before, after);
+	/* Whether a reclaim pass met a resource it had freed (no verdict). */
+	TH_LOG("reclaimed %ld, revisited %ld so far", after,
+	       resources_figure("revisited "));
 	munmap(holders, (RECLAIM_NAMES + 2) * sizeof(*holders));
 }
 
