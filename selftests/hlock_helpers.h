@@ -42,6 +42,32 @@
 #define NL	HLOCK_NL
 #define ASYNC	HLOCK_F_ASYNC
 
+/*
+ * The size a bulk test runs at: @full scaled by HLOCK_TEST_SCALE, a
+ * percentage from 1 to 100 (100 when unset or invalid), but never less
+ * than @least, the size below which the test would prove nothing.
+ * scripts/vm-tests lowers it on the debug kernel, where KASAN, kmemleak
+ * and lockdep make every open, lock and close of a locker 10 to 100 times
+ * dearer (each allocation and free unwinds a stack under TCG): the bulk
+ * tests' thousands of lockers there check memory and locking, the stock
+ * kernels run them at full size.
+ */
+static inline int test_scaled(int full, int least)
+{
+	const char *env = getenv("HLOCK_TEST_SCALE");
+	long pct = 100;
+	char *end;
+	int n;
+
+	if (env && *env) {
+		pct = strtol(env, &end, 10);
+		if (*end || pct < 1 || pct > 100)
+			pct = 100;
+	}
+	n = (int)((long long)full * pct / 100);
+	return n < least ? least : n;
+}
+
 static inline bool have_device(void)
 {
 	return access(HLOCK_DEVICE, F_OK) == 0;

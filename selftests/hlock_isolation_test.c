@@ -35,6 +35,8 @@
 #define NS_CYCLES	2000
 /* The namespace limit during that test: a leak reaches it at once. */
 #define NS_LIMIT	64
+/* The least rounds test_scaled() makes: the limit, four times over. */
+#define NS_CYCLES_LEAST	(4 * NS_LIMIT)
 /*
  * Tries of one round refused while freed namespaces are still on their
  * way (10 ms apart): a leak never gets past them.
@@ -206,6 +208,7 @@ TEST_F_TIMEOUT(ns, unshare_cycles_leak_nothing, 300)
 {
 	char saved[32], limit[32];
 	long spaces, retries = 0;
+	int cycles = test_scaled(NS_CYCLES, NS_CYCLES_LEAST);
 	int i, status, tries, again = 0;
 	pid_t pid;
 
@@ -216,7 +219,7 @@ TEST_F_TIMEOUT(ns, unshare_cycles_leak_nothing, 300)
 	ASSERT_EQ(0, read_file_str(MAX_IPC_NS, saved, sizeof(saved)));
 	snprintf(limit, sizeof(limit), "%d", NS_LIMIT);
 	ASSERT_EQ(0, write_file_str(MAX_IPC_NS, limit, 0));
-	for (i = 0; i < NS_CYCLES; i++) {
+	for (i = 0; i < cycles; i++) {
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid) {
@@ -246,7 +249,7 @@ TEST_F_TIMEOUT(ns, unshare_cycles_leak_nothing, 300)
 		}
 	}
 	write_file_str(MAX_IPC_NS, saved, 0);
-	TH_LOG("%d rounds, %ld retried", NS_CYCLES, retries);
+	TH_LOG("%d rounds, %ld retried", cycles, retries);
 	/* The ended spaces and their resources go with the reclaim worker. */
 	for (tries = 0; tries < 100 && (debugfs_figure("spaces_ended") ||
 					debugfs_figure("spaces") != spaces);

@@ -54,9 +54,16 @@
 /* The queue of the grant order tests, and the releases that drain it. */
 #define NQUEUE		6
 #define NSTEPS		(NQUEUE + 1)
-/* Lockers of the kill -9 and exec tests, and of the many-pending test. */
+/*
+ * Lockers of the kill -9 and exec tests, and of the many-pending test, at
+ * full size and at the least test_scaled() may make them: still several
+ * of the kernel's batches of 64 releases, and a thousand waiters on one
+ * ring.
+ */
 #define KILLED		1000
+#define KILLED_LEAST	200
 #define MANY		10000
+#define MANY_LEAST	1000
 #define MANY_CQ		16384
 /* Hang guards: how long a ring's teardown or a process's end may take. */
 #define TEARDOWN_NS	(20 * SEC)
@@ -1010,10 +1017,14 @@ static void end_with_pending(struct __test_metadata *_metadata,
 {
 	const char *p = "end/r";
 	int h = self->fd[0], rep[2], go[2], status;
+	int killed = test_scaled(KILLED, KILLED_LEAST);
 	long long before = cancels(h);
 	struct table_count base, tc;
 	long requests;
 	char c;
+
+	if (killed != KILLED)
+		TH_LOG("%d pending locks (HLOCK_TEST_SCALE)", killed);
 
 	ASSERT_LE(0, before);
 	ASSERT_EQ(0, hlock_lock(h, p, X, 0, 0));
@@ -1026,15 +1037,15 @@ static void end_with_pending(struct __test_metadata *_metadata,
 	self->child = fork();
 	ASSERT_LE(0, self->child);
 	if (!self->child)
-		pending_child(rep[1], go[0], p, KILLED, flags);
+		pending_child(rep[1], go[0], p, killed, flags);
 	close(rep[1]);
 	close(go[0]);
 	c = read_report(rep[0]);
 	if (c == 'u')
 		SKIP(return, "no io_uring with these flags in the child");
 	ASSERT_EQ('r', c) TH_LOG("the child failed to submit its locks");
-	ASSERT_EQ(0, await_table(h, -1, KILLED, SETTLE_NS, &tc))
-		TH_LOG("%d waits of %d in the table", tc.waits, KILLED);
+	ASSERT_EQ(0, await_table(h, -1, killed, SETTLE_NS, &tc))
+		TH_LOG("%d waits of %d in the table", tc.waits, killed);
 
 	if (exec)
 		report(go[1], 'x');
@@ -1057,7 +1068,7 @@ static void end_with_pending(struct __test_metadata *_metadata,
 		TH_LOG("60 s after its end, the table still has %d records, %d waiting (ours: %d)",
 		       tc.records, tc.waits, base.records);
 	ASSERT_EQ(requests, await_requests(requests, EXIT_NS));
-	ASSERT_EQ(before + KILLED, cancels(h));
+	ASSERT_EQ(before + killed, cancels(h));
 	ASSERT_EQ(0, hlock_unlock(h, p));
 	ASSERT_EQ(0, count_table(h, &tc));
 	ASSERT_EQ(0, tc.records);
@@ -1085,53 +1096,56 @@ TEST_F_TIMEOUT(ur, many_pending, 5 * TEST_TMO)
 	static const int only_s[] = { S };
 	const char *p = "many/r";
 	int h = self->fd[0], *fd, i, n = 0, res, ret;
+	int many = test_scaled(MANY, MANY_LEAST);
 	struct table_count tc;
 	struct io_uring ring;
 	uint64_t data;
 	int64_t end;
 	char *seen;
 
-	ret = raise_nofile(MANY + 64);
+	if (many != MANY)
+		TH_LOG("%d waiting locks (HLOCK_TEST_SCALE)", many);
+	ret = raise_nofile(many + 64);
 	if (ret == -EPERM)
-		SKIP(return, "may not open %d files", MANY);
+		SKIP(return, "may not open %d files", many);
 	ASSERT_EQ(0, ret);
-	fd = calloc(MANY, sizeof(*fd));
-	seen = calloc(MANY, 1);
+	fd = calloc(many, sizeof(*fd));
+	seen = calloc(many, 1);
 	ASSERT_NE(NULL, fd);
 	ASSERT_NE(NULL, seen);
-	ASSERT_EQ(0, open_lockers(fd, MANY));
+	ASSERT_EQ(0, open_lockers(fd, many));
 	ASSERT_EQ(0, ring_setup(&ring, 4096, variant->ring_flags, MANY_CQ));
 
 	ASSERT_EQ(0, hlock_lock(h, p, X, 0, 0));
-	ASSERT_EQ(0, submit_locks(&ring, fd, MANY, p, only_s, 1));
+	ASSERT_EQ(0, submit_locks(&ring, fd, many, p, only_s, 1));
 	ASSERT_EQ(0, count_table(h, &tc));
-	ASSERT_EQ(MANY, tc.waits);
+	ASSERT_EQ(many, tc.waits);
 	io_uring_get_events(&ring);
 	ASSERT_EQ(0U, io_uring_cq_ready(&ring));
 	ASSERT_EQ(0, io_wq_workers()) TH_LOG("waiting locks started io-wq workers");
 
 	ASSERT_EQ(0, hlock_unlock(h, p));
 	end = now_ns() + EXIT_NS;
-	while (n < MANY && now_ns() < end) {
+	while (n < many && now_ns() < end) {
 		if (ring_reap(&ring, SEC, &res, &data))
 			continue;
-		ASSERT_GT((uint64_t)MANY, data);
+		ASSERT_GT((uint64_t)many, data);
 		ASSERT_EQ(0, seen[data]) TH_LOG("two CQEs for %d", (int)data);
 		ASSERT_EQ(0, res) TH_LOG("lock %d", (int)data);
 		seen[data] = 1;
 		n++;
 	}
-	ASSERT_EQ(MANY, n);
+	ASSERT_EQ(many, n);
 	ASSERT_EQ(0, io_wq_workers());
 	ASSERT_EQ(S, hlock_held(fd[0], p));
-	ASSERT_EQ(S, hlock_held(fd[MANY - 1], p));
+	ASSERT_EQ(S, hlock_held(fd[many - 1], p));
 
-	for (i = 0; i < MANY; i++)
+	for (i = 0; i < many; i++)
 		ASSERT_EQ(0, hlock_unlock(fd[i], p));
 	ASSERT_EQ(0, count_table(h, &tc));
 	ASSERT_EQ(0, tc.records);
 	io_uring_queue_exit(&ring);
-	for (i = 0; i < MANY; i++)
+	for (i = 0; i < many; i++)
 		close(fd[i]);
 	free(fd);
 	free(seen);
