@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A helper of hlock_cluster_test.sh: hold a lock until a waiter blocks on
- * it, on this node or another.
+ * it, on this node or another; or queue locks without blocking.
  *
  *   hlock_cluster_events PATH SECONDS
  *   hlock_cluster_events -l PATH SECONDS
+ *   hlock_cluster_events -q PATH SECONDS
  *
  * Takes X on PATH, asks for blocking notifications, prints "held", and
  * polls the locker for POLLPRI for up to SECONDS.  Exits 0 once POLLPRI
@@ -16,14 +17,22 @@
  * HLOCK_EVENT_LOST: its node lost the cluster.  Then a lock of another
  * path, and a recursion on PATH, must fail with ENOLINK, and the unlock
  * of PATH work.  Exits 0 when all of that held.
+ *
+ * With -q, it queues S on PATH twice, each on a locker of its own: with
+ * HLOCK_F_ASYNC, and through io_uring.  It prints "queued" once both
+ * wait (-EINPROGRESS, no POLLIN, no CQE), then waits up to SECONDS for
+ * both to complete (POLLIN and hlock_wait(); the CQE), checks that both
+ * lockers hold S and prints "granted".  Exits 0 when all of that held.
  */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hlock.h"
+#include "hlock_uring.h"
 
 /*
  * Take @mode on @path, ask for @want, print "held", then wait up to
@@ -87,14 +96,82 @@ static int lost(const char *path, int seconds)
 	return 0;
 }
 
+/* -q: S on @path, queued with HLOCK_F_ASYNC and through io_uring. */
+static int queued(const char *path, int seconds)
+{
+	struct __kernel_timespec ts = { .tv_sec = seconds };
+	struct pollfd pfd = { .events = POLLIN };
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	int a, u, ret;
+
+	a = hlock_open();
+	u = hlock_open();
+	ret = io_uring_queue_init(8, &ring, 0);
+	if (a < 0 || u < 0 || ret) {
+		fprintf(stderr, "hlock_cluster_events: no lockers or ring (%d)\n",
+			ret);
+		return 1;
+	}
+	ret = hlock_lock(a, path, HLOCK_S, HLOCK_F_ASYNC, -1);
+	if (ret != -EINPROGRESS) {
+		fprintf(stderr, "hlock_cluster_events: async S: %d\n", ret);
+		return 1;
+	}
+	sqe = io_uring_get_sqe(&ring);
+	hlock_prep_lock(sqe, u, path, HLOCK_S, 0, -1);
+	ret = io_uring_submit(&ring);
+	if (ret != 1) {
+		fprintf(stderr, "hlock_cluster_events: submit: %d\n", ret);
+		return 1;
+	}
+	pfd.fd = a;
+	if (poll(&pfd, 1, 0) || io_uring_peek_cqe(&ring, &cqe) != -EAGAIN) {
+		fprintf(stderr, "hlock_cluster_events: S completed at once\n");
+		return 1;
+	}
+	printf("queued\n");
+	fflush(stdout);
+	ret = poll(&pfd, 1, seconds * 1000);
+	if (ret != 1 || !(pfd.revents & POLLIN)) {
+		fprintf(stderr, "hlock_cluster_events: no POLLIN (%d)\n", ret);
+		return 1;
+	}
+	ret = hlock_wait(a, 0);
+	if (ret) {
+		fprintf(stderr, "hlock_cluster_events: async S: %s\n",
+			strerror(-ret));
+		return 1;
+	}
+	ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+	if (ret || cqe->res) {
+		fprintf(stderr, "hlock_cluster_events: io_uring S: %s\n",
+			strerror(ret ? -ret : -cqe->res));
+		return 1;
+	}
+	io_uring_cqe_seen(&ring, cqe);
+	if (hlock_held(a, path) != HLOCK_S || hlock_held(u, path) != HLOCK_S) {
+		fprintf(stderr, "hlock_cluster_events: S not held after its completion\n");
+		return 1;
+	}
+	printf("granted\n");
+	io_uring_queue_exit(&ring);
+	close(a);
+	close(u);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int fd, ret;
 
 	if (argc == 4 && !strcmp(argv[1], "-l"))
 		return lost(argv[2], atoi(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "-q"))
+		return queued(argv[2], atoi(argv[3]));
 	if (argc != 3) {
-		fprintf(stderr, "usage: hlock_cluster_events [-l] PATH SECONDS\n");
+		fprintf(stderr, "usage: hlock_cluster_events [-l | -q] PATH SECONDS\n");
 		return 64;
 	}
 	fd = hold_until(argv[1], HLOCK_X, HLOCK_EVENT_BLOCKING, atoi(argv[2]),

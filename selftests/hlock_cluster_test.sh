@@ -28,7 +28,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..17"
+echo "1..18"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -663,5 +663,37 @@ fi
 bar reopened
 [ "$t" = ok ] && ok "a lock space that ends leaves its lockspace before the next joins" ||
 	not_ok "a lock space that ends leaves its lockspace before the next joins: $t"
+
+# 18. Locks queued without blocking complete across nodes: while node 1
+# holds X on aq, node 2 queues S on it twice, with HLOCK_F_ASYNC and
+# through io_uring (hlock_cluster_events -q); neither completes while
+# node 1 holds X, both do once it releases.
+t=ok
+case $node in
+1)
+	hlock aq -c "vm-cluster-barrier aq-held && vm-cluster-barrier aq-queued" ||
+		t="node 1's X failed"
+	bar aq-done
+	;;
+2)
+	bar aq-held
+	hlock_cluster_events -q aq $LONG >/tmp/queued 2>/tmp/queued.err &
+	pid=$!
+	within grep -q queued /tmp/queued ||
+		t="S never queued: $(head -n 1 /tmp/queued.err)"
+	sleep 1
+	! grep -q granted /tmp/queued || t="S completed while node 1 held X"
+	bar aq-queued
+	wait $pid || t="S did not complete: $(head -n 1 /tmp/queued.err)"
+	bar aq-done
+	;;
+*)
+	bar aq-held
+	bar aq-queued
+	bar aq-done
+	;;
+esac
+[ "$t" = ok ] && ok "async and io_uring locks complete when another node releases" ||
+	not_ok "async and io_uring locks complete when another node releases: $t"
 
 exit $failed
