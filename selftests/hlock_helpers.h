@@ -48,9 +48,9 @@
  * than @least, the size below which the test would prove nothing.
  * scripts/vm-tests lowers it on the debug kernel, where KASAN, kmemleak
  * and lockdep make every open, lock and close of a locker 10 to 100 times
- * dearer (each allocation and free unwinds a stack under TCG): the bulk
- * tests' thousands of lockers there check memory and locking, the stock
- * kernels run them at full size.
+ * dearer under TCG (a cost per locker that does not grow with their
+ * number): the bulk tests' thousands of lockers there check memory and
+ * locking, the stock kernels run them at full size.
  */
 static inline int test_scaled(int full, int least)
 {
