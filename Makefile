@@ -4,8 +4,9 @@
 #
 #   make              the module for the running kernel (KDIR) and libhlock
 #   make lib          lib/libhlock.a and lib/libhlock.so
-#   make ko KREL=...  the module for one installed kernel, in build/KREL/
-#                     (hlock.ko, and hlock_torture.ko beside it)
+#   make ko KREL=...  the test build of the module for one installed kernel,
+#                     in build/KREL/ (hlock.ko with the stall points of
+#                     kmod/hlock_test.h, and hlock_torture.ko beside it)
 #   make ko-debug     the module for the debug kernel, in build/debug/
 #   make debug-kernel the 6.12 debug kernel (lockdep, KASAN, UBSAN,
 #                     kmemleak), built once and cached; see scripts/debug-kernel
@@ -79,7 +80,7 @@ ko:
 	@mkdir -p $(BUILD)/$(KREL)/src
 	@cp -a Kbuild kmod uapi $(BUILD)/$(KREL)/src/
 	$(MAKE) -C $(KO_KDIR) M=$(BUILD)/$(KREL)/src W=1 \
-		KCFLAGS=-Werror modules
+		KCFLAGS=-Werror CONFIG_HLOCK_TEST=y modules
 	cp $(BUILD)/$(KREL)/src/kmod/hlock.ko $(BUILD)/$(KREL)/hlock.ko
 	cp $(BUILD)/$(KREL)/src/kmod/hlock_torture.ko \
 		$(BUILD)/$(KREL)/hlock_torture.ko

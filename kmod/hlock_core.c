@@ -246,17 +246,23 @@ void hl_head_set_parts(struct hl_head *h)
 }
 
 /**
- * hl_head_retire() - Mark @h dead if nothing is on it.
- * @h: The resource; the glue knows it has no child resources.
+ * hl_head_retire() - Mark @h dead if nothing is on it or below it.
+ * @h: The resource.
+ *
+ * A child is made only by a locker holding a request on @h, so once @h
+ * is idle under its lock, with every partition's counts taken in, the
+ * children count read after that is final: a count read before the lock
+ * may be stale by a child made and left meanwhile.
  *
  * Context: head lock held.
  * Return: true when @h is now dead (nobody can find a request on it any
- * more), false when something is on it.
+ * more), false when something is on it or it has children.
  */
 bool hl_head_retire(struct hl_head *h)
 {
+	hl_assert_head_locked(h);
 	depart(h);
-	if (hl_head_idle(h)) {
+	if (hl_head_idle(h) && !hl_head_has_children(h)) {
 		h->dead = true;
 		return true;
 	}

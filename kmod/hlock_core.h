@@ -556,6 +556,12 @@ unsigned int hl_grant_policy(void);
 /* A monotonic clock in ns. */
 u64 hl_clock(void);
 u64 hl_clock_coarse(void);
+/*
+ * Whether resources below @h exist: a head with children is never
+ * retired.  Context: head lock held, after every partition of @h was
+ * locked once since the last request on @h left (hl_head_retire()).
+ */
+bool hl_head_has_children(const struct hl_head *h);
 /* Free a request the locker does not keep as a spare. */
 void hl_req_free(struct hl_req *req);
 /*
@@ -604,7 +610,15 @@ static inline void hl_part_unlock(struct hl_head *h, struct hl_part *p)
 {
 	spin_unlock(&p->lock);
 }
+
+/* The lock rules the core states, checked: lockdep in the kernel. */
+static inline void hl_assert_head_locked(struct hl_head *h)
+{
+	lockdep_assert_held(&h->lock);
+}
 #else
+/* The unit test checks them against the locks it pretends to take. */
+void hl_assert_head_locked(struct hl_head *h);
 void hl_head_lock(struct hl_head *h) __acquires(h);
 void hl_head_unlock(struct hl_head *h) __releases(h);
 struct hl_part *hl_part_lock_local(struct hl_head *h) __acquires(h);

@@ -15,7 +15,11 @@
  *   hlock_ticket.c  read and write ticket pools
  *   hlock_lease.c   leases, their renewal and their takeover
  *   hlock_lvb.c     lock value blocks and blocking notifications
+ *   hlock_kapi.c    the in-kernel API (include/hlock_kernel.h)
+ *   hlock_deadlock.c  the deadlock search (plain C, with hlock_core.c)
+ *   hlock_cluster.c cluster lock spaces on the kernel's DLM
  *   hlock_main.c    the device, its ioctls, module parameters, init
+ *   hlock_test.c    stall points, in the test build only (hlock_test.h)
  *
  * Lock order: hl_file.lock (a mutex, one per locker), then a head lock
  * (hl_head.lock, a spinlock, never two at once), then a partition lock

@@ -26,6 +26,7 @@
 #include <linux/string.h>
 
 #include "hlock_internal.h"
+#include "hlock_test.h"
 
 /* Resources the table may hold before the first reclaim. */
 #define HL_RECLAIM_MIN		1024
@@ -470,6 +471,22 @@ void hl_req_free(struct hl_req *req)
 	kmem_cache_free(hl_space.req_cache, req);
 }
 
+/**
+ * hl_head_has_children() - Whether resources below @h exist.
+ * @h: A resource's head.
+ *
+ * A child is counted (hl_head_create()) by a locker holding a request on
+ * @h, before the child is visible, and uncounted when it is unlinked.
+ *
+ * Context: @h's head lock held, after hl_head_retire() found it idle.
+ * Return: true while @h has children.
+ */
+bool hl_head_has_children(const struct hl_head *h)
+{
+	lockdep_assert_held(&h->lock);
+	return atomic_read(&hl_res_of(h)->children);
+}
+
 /*
  * Free @r if nothing is on it and it has no children.  Return: true when
  * it was unlinked.  Context: process context, no hlock lock held.
@@ -479,12 +496,13 @@ static bool hl_res_reclaim(struct hl_res *r)
 	struct hl_res *parent = hl_res_of(r->head.parent);
 	bool dead;
 
+	/*
+	 * A quick look, without the lock, at a count that may be stale:
+	 * hl_head_retire() asks again (hl_head_has_children()) under it.
+	 */
 	if (atomic_read(&r->children))
 		return false;
-	/*
-	 * A new child is only made by a locker holding a request here,
-	 * which keeps hl_head_retire() from marking it dead.
-	 */
+	hl_test_stall(HL_TP_RECLAIM, r->name, r->len);
 	hl_head_lock(&r->head);
 	/*
 	 * The walk may meet a resource again after this pass unlinked it:
@@ -503,6 +521,8 @@ static bool hl_res_reclaim(struct hl_res *r)
 	hl_head_unlock(&r->head);
 	if (!dead)
 		return false;
+	/* Dead, nobody makes a child here any more: the count is final. */
+	WARN_ON_ONCE(atomic_read(&r->children));
 	/* Before it can be freed: see hl_space_gen().  One writer: us. */
 	WRITE_ONCE(hl_space.gen, hl_space.gen + 1);
 	/* Only this pass unlinks; a resource that was not linked stays. */

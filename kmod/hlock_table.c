@@ -25,6 +25,7 @@
 #include <linux/xarray.h>
 
 #include "hlock_internal.h"
+#include "hlock_test.h"
 
 /* Records between two looks at the scheduler. */
 #define HL_TABLE_BATCH	64
@@ -439,6 +440,7 @@ void hl_debugfs_init(void)
 	debugfs_create_file("reclaim", 0200, hl_debugfs, NULL,
 			    &hl_reclaim_fops);
 	hl_ticket_debugfs(hl_debugfs);
+	hl_test_debugfs(hl_debugfs);
 }
 
 /**

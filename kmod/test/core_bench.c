@@ -63,6 +63,15 @@ void hl_head_unlock(struct hl_head *h)
 {
 }
 
+void hl_assert_head_locked(struct hl_head *h)
+{
+}
+
+bool hl_head_has_children(const struct hl_head *h)
+{
+	return false;
+}
+
 void hl_part_lock(struct hl_head *h, struct hl_part *p)
 {
 }

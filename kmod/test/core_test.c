@@ -90,6 +90,22 @@ void hl_head_unlock(struct hl_head *h)
 	head_locks--;
 }
 
+void hl_assert_head_locked(struct hl_head *h)
+{
+	CHECK(thead_of(h)->locked, "head %s not locked", thead_of(h)->path);
+}
+
+/* A head has children while a head whose parent it is exists. */
+bool hl_head_has_children(const struct hl_head *h)
+{
+	int i;
+
+	for (i = 0; i < MAX_HEADS; i++)
+		if (heads[i] && heads[i]->h.parent == h)
+			return true;
+	return false;
+}
+
 static unsigned int part_index(struct hl_head *h, struct hl_part *p)
 {
 	return (unsigned int)(p - thead_of(h)->parts);
@@ -1535,6 +1551,30 @@ static void test_release_tree(void)
 	reset();
 }
 
+/*
+ * A head is retired only when nothing is on it and nothing is below it:
+ * the reclaim of a parent whose child was made and left while the worker
+ * looked away must not free the parent under that child.
+ */
+static void test_retire(void)
+{
+	struct hl_head *db, *coll;
+
+	CHECK(lock(0, "db/coll", HLOCK_X, 0) == 0, "db/coll X");
+	CHECK(unlock(0, "db/coll") == 0, "unlocked");
+	db = find_head("db");
+	coll = find_head("coll") ? NULL : find_head("db/coll");
+	CHECK(db && coll, "both heads made");
+	hl_head_lock(db);
+	CHECK(!hl_head_retire(db), "idle, but with a child: kept");
+	CHECK(!db->dead, "not marked");
+	hl_head_unlock(db);
+	CHECK(lock(1, "db", HLOCK_IS, 0) == 0, "db still locks");
+	CHECK(unlock(1, "db") == 0, "and unlocks");
+	check_invariants();
+	reset();
+}
+
 static unsigned int part_count(const char *path)
 {
 	struct thead *t = thead_of(find_head(path));
@@ -2050,6 +2090,7 @@ int main(void)
 	test_hierarchy();
 	test_tokens();
 	test_release_tree();
+	test_retire();
 	test_many_held();
 	test_partitions();
 	test_blockers();

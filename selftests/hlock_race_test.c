@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock races, held open: the test build of the module (make ko, what
+ * make check's VMs load) has stall points (kmod/hlock_test.h) where a race
+ * window opens.  A test arms one through debugfs' hlock/test_stall, waits
+ * until the kernel stalls there, does what the window allows, and lets it
+ * go.  A module without the points (the one users load) skips these tests.
+ *
+ * What a test here proves is that a look made without a lock is made again
+ * under it: on the debug kernel (KASAN) the use-after-free the window led
+ * to is a splat, which fails the VM; everywhere, the table must come out
+ * whole.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hlock.h"
+
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#include "hlock_helpers.h"
+
+#define STALL	"/sys/kernel/debug/hlock/test_stall"
+#define RECLAIM	"/sys/kernel/debug/hlock/reclaim"
+
+/* Wait until the stall point reports @state; false after SETTLE_NS. */
+static bool stall_is(const char *state)
+{
+	int64_t t0 = now_ns();
+	char buf[32];
+
+	while (now_ns() - t0 < SETTLE_NS) {
+		if (!read_file_str(STALL, buf, sizeof(buf)) &&
+		    !strcmp(buf, state))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+static void *reclaim_run(void *arg)
+{
+	*(int *)arg = write_file_str(RECLAIM, "1", 0);
+	return NULL;
+}
+
+FIXTURE(race) {
+	int fd;
+};
+
+FIXTURE_SETUP(race)
+{
+	self->fd = -1;
+	if (!have_device())
+		SKIP(return, HLOCK_DEVICE " is absent (module not loaded)");
+	if (access(STALL, W_OK))
+		SKIP(return, "not the test build of the module (no %s)", STALL);
+	ASSERT_EQ(0, write_file_str(STALL, "go", 0));
+	self->fd = hlock_open();
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(race)
+{
+	write_file_str(STALL, "go", 0);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/*
+ * The reclaim worker read a resource's child count (0) without its lock;
+ * before it takes the lock, a locker makes a child there, locks and
+ * unlocks it, and leaves.  The parent, idle again, must not be freed under
+ * its child (issue 26, defect 1: the child's own reclaim then wrote to the
+ * freed parent).
+ */
+TEST_F_TIMEOUT(race, reclaim_meets_new_child, TEST_TMO)
+{
+	long before, after;
+	pthread_t thread;
+	int ret = 1;
+
+	/* An idle resource with no children, "rrace". */
+	ASSERT_EQ(0, hlock_lock(self->fd, "rrace", X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(self->fd, "rrace"));
+	ASSERT_EQ(0, write_file_str(STALL, "reclaim rrace", 0));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, reclaim_run, &ret));
+	ASSERT_TRUE(stall_is("stalled"));
+	/* The window: a child made, locked, unlocked. */
+	ASSERT_EQ(0, hlock_lock(self->fd, "rrace/child", X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(self->fd, "rrace/child"));
+	before = debugfs_figure("reclaimed");
+	ASSERT_EQ(0, write_file_str(STALL, "go", 0));
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	ASSERT_EQ(0, ret);
+	/* A second pass frees what the first left: child first, then it. */
+	ASSERT_EQ(0, write_file_str(RECLAIM, "1", 0));
+	after = debugfs_figure("reclaimed");
+	ASSERT_LE(2, after - before);
+	/* Both are made anew and work. */
+	ASSERT_EQ(0, hlock_lock(self->fd, "rrace/child", X, 0, 0));
+	ASSERT_EQ(IX, hlock_held(self->fd, "rrace"));
+	ASSERT_EQ(0, hlock_unlock(self->fd, "rrace/child"));
+	ASSERT_EQ(0, write_file_str(RECLAIM, "1", 0));
+}
+
+/* The point stalls once and only for the name it was armed for. */
+TEST_F_TIMEOUT(race, stall_point_contract, TEST_TMO)
+{
+	char buf[32];
+
+	ASSERT_EQ(-EINVAL, write_file_str(STALL, "nowhere rrace", 0));
+	ASSERT_EQ(-EINVAL, write_file_str(STALL, "reclaim", 0));
+	ASSERT_EQ(0, write_file_str(STALL, "reclaim rnone", 0));
+	ASSERT_EQ(-EBUSY, write_file_str(STALL, "reclaim rnone", 0));
+	ASSERT_EQ(0, read_file_str(STALL, buf, sizeof(buf)));
+	ASSERT_STREQ("armed", buf);
+	ASSERT_EQ(0, hlock_lock(self->fd, "rother", X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(self->fd, "rother"));
+	ASSERT_EQ(0, write_file_str(RECLAIM, "1", 0));
+	ASSERT_EQ(0, read_file_str(STALL, buf, sizeof(buf)));
+	ASSERT_STREQ("armed", buf);
+	ASSERT_EQ(0, write_file_str(STALL, "go", 0));
+	ASSERT_EQ(0, read_file_str(STALL, buf, sizeof(buf)));
+	ASSERT_STREQ("idle", buf);
+}
+
+TEST_HARNESS_MAIN
