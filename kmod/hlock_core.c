@@ -1008,6 +1008,20 @@ static void op_level_done(struct hl_locker *lk, bool waited)
 }
 
 /*
+ * A level of @lk's operation waits on @h in @mode.  Unless the caller
+ * gives up rather than wait (a try), the wait claims what the glue lets a
+ * waiter claim there: expired leases of other lockers that conflict with
+ * @mode (hl_wait_claim()).  A try claims nothing: it never waited.
+ * Context: head lock held.
+ */
+static void op_wait_claims(struct hl_locker *lk, struct hl_head *h,
+			   unsigned int mode)
+{
+	if (!(lk->op.flags & HL_RF_TRY))
+		hl_wait_claim(lk, h, mode);
+}
+
+/*
  * A new request for level @l on @h.  Return: 1 granted, 0 queued,
  * -EAGAIN when @h died under us (look it up again).
  */
@@ -1065,6 +1079,7 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	if (!granted) {
 		notify_holders(h, req, m);
 		hl_note_wait(lk, l, m, req);
+		op_wait_claims(lk, h, m);
 	}
 	hl_head_unlock(h);
 	return granted;
@@ -1099,6 +1114,7 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 	if (!granted) {
 		notify_holders(h, req, target);
 		hl_note_wait(lk, l, target, req);
+		op_wait_claims(lk, h, target);
 	}
 	hl_head_unlock(h);
 	return granted;

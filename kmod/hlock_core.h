@@ -682,6 +682,13 @@ void hl_note_acquire(struct hl_locker *lk, unsigned int level,
 /* The level has to wait; @req is the waiting request (head lock held). */
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 		  const struct hl_req *req);
+/*
+ * A level of a lock call that waits (not a try) starts to wait on @h for
+ * @mode, right after hl_note_wait(): what it may claim there, it claims
+ * (the glue's expired leases that conflict with @mode, which their lockers
+ * then give up).  Context: the locker lock and the head lock of @h held.
+ */
+void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
 /* The level was granted, at once or (@waited) after hl_note_wait(). */
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
 		     unsigned int mode, bool waited);

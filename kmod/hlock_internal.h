@@ -250,6 +250,8 @@ struct hl_lease {
  * @spare: A lease allocated for it, with room for its path (its path_len
  *	says how much), used if its grant makes a new one.
  * @taking: A takeover is releasing requests: their leases go stale.
+ * @taken: Takeovers of the locker's leases so far: a yield that finds it
+ *	moved while it re-acquired lost what it gave back (hl_do_yield()).
  * @deferred: A doomed lease waits for the operation in flight to end.
  * @timer: Fires at the earliest expiry of @held.
  * @work: Expires and takes over leases in process context.
@@ -264,6 +266,7 @@ struct hl_leases {
 	struct hl_lease *spare;
 	bool taking;
 	bool deferred;
+	unsigned long taken;
 	struct hrtimer timer;
 	struct work_struct work;
 };
@@ -439,6 +442,7 @@ int hl_do_wait(struct hl_file *f, s64 timeout_ns);
 bool hl_file_polled(struct hl_file *f);
 void hl_grants_continue(struct hl_grants *g);
 void hl_file_unlock(struct hl_file *f);
+void hl_file_ticket_put(struct hl_file *f, struct hl_grants *g);
 ktime_t hl_deadline(s64 timeout_ns);
 int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 unsigned int mode, unsigned int flags, s64 timeout_ns,
@@ -490,7 +494,6 @@ void hl_lease_unlocked(struct hl_file *f, struct hl_head *h);
 void hl_lease_refile(struct hl_file *f, struct hl_head *h);
 bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len);
 void hl_lease_release(struct hl_req *req);
-void hl_lease_wait(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
 int hl_do_renew(struct hl_file *f);
 void hl_lease_close(struct hl_file *f);
 void hl_lease_fill(const struct hl_req *req, struct hlock_record_ext *ext);

@@ -12,8 +12,9 @@
  *   is filed on the resource of each level of its path, under the mode
  *   its acquisition holds there (hl_res.leases), and the head's wait_mask
  *   says whether anyone waits on a conflict with that mode;
- * - a request starts to wait (hl_note_wait()): the lists of the modes it
- *   conflicts with hold exactly the leases it claims.
+ * - a request starts to wait (hl_wait_claim(); a try never waits): the
+ *   lists of the modes it conflicts with hold exactly the leases it
+ *   claims.
  *
  * A claimed ("doomed") lease is taken over by its own locker's work item,
  * under that locker's lock and no head lock, as an unlock would: the
@@ -149,6 +150,7 @@ static void hl_lease_take(struct hl_file *f, struct hl_lease *l,
 			    l->taker_comm);
 	trace_hlock_takeover(victim, l->path, mode);
 	hl_stat_add(f, takeovers, 1);
+	f->leases.taken++;
 	f->leases.taking = true;
 	hl_release_tree(&f->lk, l->req, g);
 	f->leases.taking = false;
@@ -157,12 +159,20 @@ static void hl_lease_take(struct hl_file *f, struct hl_lease *l,
 /*
  * Expire the leases due, take over the doomed ones that no operation in
  * flight runs through, arm the timer for the next expiry.
+ *
+ * One pass over the leases, then the takeovers, newest lease first: a
+ * takeover walks the locker's requests newer than the lease's own
+ * (hl_release_tree()), and the newer doomed ones are gone by then, so n
+ * leases claimed at once cost O(n), not O(n^2).  A takeover may release
+ * other doomed leases (below its path): they leave the list it works on.
+ * The CPU is offered between steps; the locker lock is a mutex.
  */
 static void hl_lease_work(struct work_struct *work)
 {
 	struct hl_file *f = container_of(work, struct hl_file, leases.work);
+	struct hl_lease *l, *tmp;
 	unsigned int n = 0, stale;
-	struct hl_lease *l;
+	LIST_HEAD(doomed);
 	struct hl_grants g;
 	bool changed;
 	u64 now;
@@ -171,25 +181,31 @@ static void hl_lease_work(struct work_struct *work)
 	mutex_lock(&f->lock);
 	stale = f->leases.nr_stale;
 	f->leases.deferred = false;
-again:
 	now = hl_clock();
-	list_for_each_entry(l, &f->leases.held, node) {
+	list_for_each_entry_safe(l, tmp, &f->leases.held, node) {
 		if (!l->expired && l->expires <= now)
 			hl_lease_file(l);
 		if (test_bit(0, &l->doomed)) {
-			if (l->req->pin) {
+			if (l->req->pin)
 				f->leases.deferred = true;
-				continue;
-			}
-			/* It may release other leases of the list: restart. */
-			hl_lease_take(f, l, &g);
-			goto again;
+			else
+				/* At the front: newest first. */
+				list_move(&l->node, &doomed);
 		}
 		/* A mutex: the CPU may go to others, the lock stays. */
 		if (++n % HL_LEASE_BATCH == 0)
 			cond_resched();
 	}
+	while ((l = list_first_entry_or_null(&doomed, struct hl_lease,
+					     node))) {
+		/* Held again: the release moves it to the stale list. */
+		list_move_tail(&l->node, &f->leases.held);
+		hl_lease_take(f, l, &g);
+		cond_resched();
+	}
 	hl_lease_arm(f);
+	/* Everything taken over: its ticket goes to whoever waits for one. */
+	hl_file_ticket_put(f, &g);
 	changed = f->leases.nr_stale != stale;
 	if (changed)
 		WRITE_ONCE(f->gen, f->gen + 1);
@@ -427,18 +443,19 @@ bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len)
 }
 
 /**
- * hl_lease_wait() - A request starts to wait on @h: it claims the expired
+ * hl_wait_claim() - A request starts to wait on @h: it claims the expired
  *	leases there whose mode conflicts with the one it asks for.
  * @lk: Its locker.
  * @h: The resource.
  * @mode: The mode it asks for.
  *
  * One step per lease claimed, and one per mode: the lists are by mode.
- * The locker's own leases are left alone.
+ * The locker's own leases are left alone.  A try never gets here: it does
+ * not wait (op_wait_claims()).
  *
  * Context: the head lock of @h held.
  */
-void hl_lease_wait(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
+void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 {
 	struct hl_res *r = hl_res_of(h);
 	struct hlist_node *tmp;

@@ -152,6 +152,18 @@ void hl_grant_notify(struct hl_locker *lk, struct hl_grants *g)
 	list_add_tail(&lk->grant_node, &g->lockers);
 }
 
+/*
+ * The operation in flight was granted after a wait, for a level or for
+ * its ticket: it gets what a grant made at once gets (hl_lock_begin()),
+ * its lease, and the slow-wait log.  Context: f->lock held.
+ */
+static void hl_op_granted_late(struct hl_file *f)
+{
+	lockdep_assert_held(&f->lock);
+	hl_slow_log(f);
+	hl_lease_grant(f);
+}
+
 /**
  * hl_op_done() - A waiting operation was granted, or failed.
  * @lk: The locker.
@@ -162,10 +174,8 @@ void hl_op_done(struct hl_locker *lk)
 {
 	struct hl_file *f = hl_file_of(lk);
 
-	if (lk->op.state == HL_OP_GRANTED) {
-		hl_slow_log(f);
-		hl_lease_grant(f);
-	}
+	if (lk->op.state == HL_OP_GRANTED)
+		hl_op_granted_late(f);
 	WRITE_ONCE(f->granted, true);
 	hl_slot_changed(f);
 }
@@ -260,13 +270,18 @@ void hl_resched(void)
 	cond_resched();
 }
 
-/*
- * The one place a ticket goes back: once the locker holds nothing and has
- * nothing in flight (after its last unlock, a failed or cancelled lock
- * call that left it holding nothing, or close), it returns its ticket, if
- * it has one.  Context: f->lock held.
+/**
+ * hl_file_ticket_put() - The one place a ticket goes back.
+ * @f: The locker.
+ * @g: Where the continuation of a waiter handed the ticket goes.
+ *
+ * Once the locker holds nothing and has nothing in flight (after its last
+ * unlock, a failed or cancelled lock call that left it holding nothing, a
+ * takeover of its leases, or close), it returns its ticket, if it has one.
+ *
+ * Context: f->lock held.
  */
-static void hl_file_ticket_put(struct hl_file *f, struct hl_grants *g)
+void hl_file_ticket_put(struct hl_file *f, struct hl_grants *g)
 {
 	lockdep_assert_held(&f->lock);
 	if (f->lk.op.state == HL_OP_IDLE && !f->lk.nr_reqs &&
@@ -318,10 +333,12 @@ static int hl_lock_continue(struct hl_file *f, struct hl_grants *g)
 		return ret;
 	}
 	/* Failed: the slot keeps the operation, not started, until collected. */
-	if (ret)
+	if (ret) {
 		f->tk.error = ret;
-	else
+	} else {
 		f->tk.pending = false;
+		hl_op_granted_late(f);
+	}
 	WRITE_ONCE(f->granted, true);
 	hl_slot_changed(f);
 	return ret;

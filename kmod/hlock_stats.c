@@ -99,7 +99,6 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 	if (f->wait_level == HL_NO_WAIT)
 		hl_note_blockers(f, level, req);
 	trace_hlock_wait(hl_pid(f), req->head, mode);
-	hl_lease_wait(lk, req->head, mode);
 }
 
 /* Account the wait of @level that ends at @now. */

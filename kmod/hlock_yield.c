@@ -159,14 +159,18 @@ static void hl_yield_drop(struct hl_file *f, const char *buf,
 }
 
 /*
- * Lock again what @y saved, under one deadline.  Context: f->lock held
- * (dropped while a lock call waits).  Return: 0, or the error of the lock
- * call that failed; what was locked before it stays locked.
+ * Lock again what @y saved, under one deadline.  A lease given back may
+ * expire while a later lock call waits, and be taken over: the locker then
+ * lost part of what it yielded, and the restore fails with -ESTALE.
+ * Context: f->lock held (dropped while a lock call waits).  Return: 0, or
+ * the error of the lock call that failed, or -ESTALE; what was locked
+ * before stays locked.
  */
 static int hl_yield_restore(struct hl_file *f, const struct hl_yield *y,
 			    s64 timeout_ns, ktime_t deadline,
 			    struct hl_grants *g)
 {
+	unsigned long taken = f->leases.taken;
 	unsigned int i;
 	u32 n;
 	int ret;
@@ -186,6 +190,9 @@ static int hl_yield_restore(struct hl_file *f, const struct hl_yield *y,
 				return -EINTR;
 		}
 	}
+	/* The lock was held since the last call returned: no takeover since. */
+	if (f->leases.taken != taken)
+		return -ESTALE;
 	for (i = 0; i < y->nr; i++)
 		if (!y->reqs[i].own)
 			hl_yield_drop(f, y->paths + y->reqs[i].off,

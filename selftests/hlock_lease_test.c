@@ -519,4 +519,199 @@ TEST_F_TIMEOUT(lease, yield_keeps_it, TEST_TMO)
 	ASSERT_EQ(0, hlock_unlock(self->v, "lyl"));
 }
 
+/* ------------------------------------------------------------------ */
+/* Where leases meet tries, tickets and yields (issue 26) */
+
+#define WRITE_TICKETS	"/sys/module/hlock/parameters/write_tickets"
+
+/* The write pool's tickets out, as @fd sees them, or -1. */
+static long write_out(int fd)
+{
+	struct hlock_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (hlock_stats(fd, HLOCK_STATS_GLOBAL, &st))
+		return -1;
+	return (long)st.tickets[HLOCK_TICKET_WRITE].out;
+}
+
+/*
+ * A try does not wait: it takes no expired lease over, and the holder
+ * keeps what it holds (defect 7: the try failed and the holder lost its
+ * lock all the same).  A real wait then does take it over.
+ */
+TEST_F_TIMEOUT(lease, try_takes_nothing_over, TEST_TMO)
+{
+	const char *p = "ltry";
+	int64_t t0 = now_ns();
+
+	ASSERT_EQ(0, hlock_lock_lease(self->v, p, X, 0, -1, SHORT_LEASE));
+	sleep_past(t0, PAST_SHORT);
+	ASSERT_EQ(-EAGAIN, hlock_lock(self->w, p, X, 0, 0));
+	ASSERT_EQ(-EAGAIN, hlock_lock(self->w, p, S, 0, 0));
+	ASSERT_EQ(-EAGAIN, hlock_lock(self->w, "", X, 0, 0));
+	/* Time for a takeover that must not come. */
+	sleep_ns(PAST_SHORT);
+	ASSERT_EQ(X, hlock_held(self->v, p));
+	ASSERT_EQ(0, poll_events(self->v) & POLLPRI);
+	ASSERT_EQ(self->space, takeovers(self->v, HLOCK_STATS_GLOBAL));
+	ASSERT_EQ(0, hlock_lock(self->w, p, X, 0, SETTLE_NS));
+	ASSERT_STALE(self->v, p);
+}
+
+/* The write pool's waiters, as @fd sees them, or -1. */
+static long write_waiting(int fd)
+{
+	struct hlock_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (hlock_stats(fd, HLOCK_STATS_GLOBAL, &st))
+		return -1;
+	return (long)st.tickets[HLOCK_TICKET_WRITE].waiting;
+}
+
+struct leaser {
+	int fd;
+	int ret;
+};
+
+static void *leaser_run(void *arg)
+{
+	struct leaser *a = arg;
+
+	a->ret = hlock_lock_lease(a->fd, "ltk/mine", X, 0, SETTLE_NS,
+				  LONG_LEASE);
+	return NULL;
+}
+
+/*
+ * A lock call that waited for its ticket and was then granted at once
+ * holds its lease like any other grant (defect 6: renew found none),
+ * asynchronous or blocking.
+ */
+TEST_F_TIMEOUT(lease, after_a_ticket_wait, TEST_TMO)
+{
+	struct leaser a = { .fd = self->v, .ret = 1 };
+	pthread_t thread;
+	int64_t t0;
+
+	ASSERT_EQ(0, write_file_str(WRITE_TICKETS, "1", 0));
+	ASSERT_EQ(0, hlock_lock(self->t, "ltk/other", X, 0, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock_lease(self->v, "ltk/mine", X, ASYNC,
+						 -1, LONG_LEASE));
+	ASSERT_WAITING(self->v);
+	ASSERT_EQ(0, hlock_unlock(self->t, "ltk/other"));
+	ASSERT_GRANTED(self->v);
+	ASSERT_EQ(1, hlock_renew(self->v));
+	ASSERT_EQ(0, hlock_unlock(self->v, "ltk/mine"));
+	/* Blocking. */
+	ASSERT_EQ(0, hlock_lock(self->t, "ltk/other", X, 0, -1));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, leaser_run, &a));
+	for (t0 = now_ns(); write_waiting(self->t) != 1; sleep_ns(MS))
+		ASSERT_GT(SETTLE_NS, now_ns() - t0);
+	ASSERT_EQ(0, hlock_unlock(self->t, "ltk/other"));
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	ASSERT_EQ(0, a.ret);
+	ASSERT_EQ(1, hlock_renew(self->v));
+	ASSERT_EQ(0, hlock_unlock(self->v, "ltk/mine"));
+	ASSERT_EQ(0, write_file_str(WRITE_TICKETS, "0", 0));
+}
+
+/*
+ * A takeover that leaves its victim holding nothing returns the victim's
+ * ticket (defect 5: a writer then waited for a ticket nobody used).
+ */
+TEST_F_TIMEOUT(lease, takeover_returns_the_ticket, TEST_TMO)
+{
+	int64_t t0 = now_ns();
+
+	ASSERT_EQ(0, write_file_str(WRITE_TICKETS, "1", 0));
+	ASSERT_EQ(0, hlock_lock_lease(self->v, "lt5", X, 0, -1, SHORT_LEASE));
+	ASSERT_EQ(1, write_out(self->v));
+	sleep_past(t0, PAST_SHORT);
+	/* A reader (the read pool is unlimited) takes the lease over. */
+	ASSERT_EQ(0, hlock_lock(self->w, "lt5", S, 0, SETTLE_NS));
+	ASSERT_EQ(0, write_out(self->v));
+	ASSERT_EQ(0, hlock_unlock(self->w, "lt5"));
+	/* A writer gets the ticket at once. */
+	ASSERT_EQ(0, hlock_lock(self->t, "lt5", X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(self->t, "lt5"));
+	ASSERT_STALE(self->v, "lt5");
+	ASSERT_EQ(0, write_file_str(WRITE_TICKETS, "0", 0));
+}
+
+/*
+ * A yield gives a lease back; while a later level of the yield waits,
+ * that lease expires and is taken over.  The yield fails with ESTALE and
+ * the locker holds nothing, as after any failed yield (defect 3: a WARN,
+ * and a yield that said 0 with locks lost).
+ */
+TEST_F_TIMEOUT(lease, taken_over_during_yield, TEST_TMO)
+{
+	struct yielder y = { .ret = 1 };
+
+	/* "", ly (SIX: S leased, IX below), ly/a (IX), ly/a/b, then lz. */
+	ASSERT_EQ(0, hlock_lock(self->v, "ly/a/b", X, 0, -1));
+	ASSERT_EQ(0, hlock_lock_lease(self->v, "ly", S, 0, -1, SHORT_LEASE));
+	ASSERT_EQ(0, hlock_lock(self->v, "lz", X, 0, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->w, "lz", S, ASYNC, -1));
+	y.fd = self->v;
+	ASSERT_EQ(0, pthread_create(&y.thread, NULL, yielder_run, &y));
+	ASSERT_GRANTED(self->w);
+	/* The yield now waits for lz; the lease on ly restarted. */
+	sleep_ns(PAST_SHORT);
+	ASSERT_EQ(0, hlock_lock(self->t, "ly", X, 0, SETTLE_NS));
+	ASSERT_EQ(0, hlock_unlock(self->w, "lz"));
+	ASSERT_EQ(0, pthread_join(y.thread, NULL));
+	ASSERT_EQ(-ESTALE, y.ret);
+	ASSERT_EQ(NL, hlock_held(self->v, "lz"));
+	ASSERT_EQ(NL, hlock_held(self->v, ""));
+	ASSERT_STALE(self->v, "ly");
+	ASSERT_EQ(0, hlock_unlock(self->t, "ly"));
+}
+
+/*
+ * One waiter claims many leases of one locker: the takeovers cost one
+ * step each, not one walk of the locker's requests each (defect 2: an
+ * O(n^2) kworker, a soft lockup at 65,000 leases).  Timed at n and 4n:
+ * linear work takes about 4 times as long, quadratic about 16 times.
+ */
+static int64_t time_takeovers(struct __test_metadata *_metadata, int n)
+{
+	int v = hlock_open(), w = hlock_open();
+	char path[32];
+	int64_t t0;
+	int i;
+
+	ASSERT_LE(0, v);
+	ASSERT_LE(0, w);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "lmany/%d", i);
+		ASSERT_EQ(0, hlock_lock_lease(v, path, X, 0, -1, SHORT_LEASE));
+	}
+	sleep_ns(PAST_SHORT);
+	t0 = now_ns();
+	ASSERT_EQ(0, hlock_lock(w, "lmany", S, 0, 60 * SEC));
+	t0 = now_ns() - t0;
+	ASSERT_EQ(n, (int)takeovers(v, HLOCK_STATS_LOCKER));
+	close(v);
+	close(w);
+	return t0;
+}
+
+TEST_F_TIMEOUT(lease, many_taken_over_linearly, 4 * TEST_TMO)
+{
+	int n = test_scaled(4000, 1000);
+	int64_t small, big;
+
+	/* Warm the caches and the table once. */
+	time_takeovers(_metadata, n);
+	small = time_takeovers(_metadata, n);
+	big = time_takeovers(_metadata, 4 * n);
+	TH_LOG("%d takeovers: %lld us; %d: %lld us (%.1fx)", n,
+	       (long long)small / 1000, 4 * n, (long long)big / 1000,
+	       (double)big / (double)small);
+	ASSERT_LT(big, 10 * small);
+}
+
 TEST_HARNESS_MAIN

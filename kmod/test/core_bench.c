@@ -106,6 +106,10 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 {
 }
 
+void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
+{
+}
+
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
 		     unsigned int mode, bool waited)
 {

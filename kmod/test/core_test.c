@@ -209,6 +209,18 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 	note_wait++;
 }
 
+/* Waits that may claim expired leases: never a try's (issue 26). */
+static unsigned long wait_claims;
+
+void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
+{
+	CHECK(thead_of(h)->locked, "claim outside the head lock");
+	CHECK(!(lk->op.flags & HL_RF_TRY), "a try claims");
+	CHECK(lk->op.heads[lk->op.level] == h && mode, "claim at %s",
+	      thead_of(h)->path);
+	wait_claims++;
+}
+
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
 		     unsigned int mode, bool waited)
 {
@@ -1575,6 +1587,28 @@ static void test_retire(void)
 	reset();
 }
 
+/* A try that cannot be granted at once claims nothing; a wait does. */
+static void test_try_claims_nothing(void)
+{
+	unsigned long before;
+
+	CHECK(lock(0, "tc/a", HLOCK_X, 0) == 0, "tc/a X");
+	before = wait_claims;
+	CHECK(lock(1, "tc/a", HLOCK_S, HL_RF_TRY) == -EINPROGRESS,
+	      "a try queued for its caller to give up");
+	CHECK(wait_claims == before, "a try claims nothing");
+	cancel(1);
+	CHECK(lock(1, "tc", HLOCK_X, HL_RF_TRY) == -EINPROGRESS, "try at tc");
+	CHECK(wait_claims == before, "nor above");
+	cancel(1);
+	CHECK(lock(2, "tc/a", HLOCK_S, 0) == -EINPROGRESS &&
+	      wait_claims == before + 1, "a wait claims");
+	cancel(2);
+	CHECK(unlock(0, "tc/a") == 0, "unlocked");
+	check_invariants();
+	reset();
+}
+
 static unsigned int part_count(const char *path)
 {
 	struct thead *t = thead_of(find_head(path));
@@ -2091,6 +2125,7 @@ int main(void)
 	test_tokens();
 	test_release_tree();
 	test_retire();
+	test_try_claims_nothing();
 	test_many_held();
 	test_partitions();
 	test_blockers();
@@ -2107,6 +2142,8 @@ int main(void)
 	CHECK(note_wait == note_waited + note_withdrawn, "%lu != %lu + %lu",
 	      note_wait, note_waited, note_withdrawn);
 	CHECK(note_convert && note_release, "events seen");
+	CHECK(wait_claims && wait_claims <= note_wait, "%lu claims, %lu waits",
+	      wait_claims, note_wait);
 	CHECK(random_deadlocks > 0, "the random test met deadlocks");
 	CHECK(random_cycles == 0, "%lu cycles nobody refused", random_cycles);
 	CHECK(!locker_refs && !graph_locked, "searches let go");

@@ -512,7 +512,7 @@ struct hlock_describe_args {
 /*
  * HLOCK_IOC_YIELD: release everything the locker holds, let the waiters
  * in, take it all back.  Errors: ETIMEDOUT, EAGAIN, EINTR, EDEADLK, ENOMEM,
- * ENOLCK, EBUSY.
+ * ENOLCK, ESTALE, EBUSY.
  */
 #define HLOCK_IOC_YIELD		_IOW(HLOCK_IOC_MAGIC, 9, struct hlock_yield_args)
 /*
