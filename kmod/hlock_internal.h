@@ -66,6 +66,9 @@
  *	mode (struct hl_lease.exp[] of this level), under the head lock: a
  *	request that starts to wait here on a conflict with one of them
  *	has it taken over (hlock_lease.c).
+ * @lease_tail: For each list of @leases, NULL or the first of a run of
+ *	leases of one locker that ends the list: what a waiter of that
+ *	locker left there, all its own.  Its next waiter stops there.
  * @lvb: Its lock value block (hlock_lvb.c), NULL until one is set; under
  *	the head lock.
  * @clk: In a cluster lock space, this node's DLM lock on the resource
@@ -84,6 +87,7 @@ struct hl_res {
 	atomic_t children;
 	struct rcu_head rcu;
 	struct hlist_head leases[HLOCK_NR_MODES];
+	struct hl_lease *lease_tail[HLOCK_NR_MODES];
 	struct hl_lvb *lvb;
 	struct hl_clk *clk;
 	unsigned int len;

@@ -92,6 +92,25 @@ static void hl_lease_file(struct hl_lease *l)
 	l->expired = true;
 }
 
+/*
+ * Take @l off the expired list of @h, whichever mode's it is on.  Context:
+ * the head lock of @h held.
+ */
+static void hl_lease_unfile_one(struct hl_lease *l, struct hl_head *h)
+{
+	struct hl_res *r = hl_res_of(h);
+	struct hlist_node *next = l->exp[h->level].next;
+	unsigned int m;
+
+	hl_assert_head_locked(h);
+	/* The run behind a tail is one locker's: the next one starts it. */
+	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
+		if (r->lease_tail[m] == l)
+			r->lease_tail[m] = hlist_entry_safe(next, struct hl_lease,
+							    exp[h->level]);
+	hlist_del_init(&l->exp[h->level]);
+}
+
 /* Take @l off the expired lists.  Context: the locker lock held. */
 static void hl_lease_unfile(struct hl_lease *l)
 {
@@ -101,7 +120,7 @@ static void hl_lease_unfile(struct hl_lease *l)
 		return;
 	for (h = l->req->head; h; h = h->parent) {
 		hl_head_lock(h);
-		hlist_del_init(&l->exp[h->level]);
+		hl_lease_unfile_one(l, h);
 		hl_head_unlock(h);
 	}
 	l->expired = false;
@@ -450,8 +469,11 @@ bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len)
  * @mode: The mode it asks for.
  *
  * One step per lease claimed, and one per mode: the lists are by mode.
- * The locker's own leases are left alone.  A try never gets here: it does
- * not wait (op_wait_claims()).
+ * The locker's own leases are left alone, and left at the end of each list
+ * it walked, all of the list by then: its next wait stops where they start
+ * (hl_res.lease_tail), so a locker's own expired leases cost its waits
+ * nothing, however many it holds.  New leases are filed at the front.  A
+ * try never gets here: it does not wait (op_wait_claims()).
  *
  * Context: the head lock of @h held.
  */
@@ -462,15 +484,24 @@ void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 	struct hl_lease *l;
 	unsigned int m;
 
+	hl_assert_head_locked(h);
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++) {
 		if (!hl_conflicts(mode, hl_mode_bit(m)))
 			continue;
 		hlist_for_each_entry_safe(l, tmp, &r->leases[m], exp[h->level]) {
-			if (l->req->locker == lk)
+			if (l->req->locker == lk) {
+				/* Only its own from here on. */
+				if (l == r->lease_tail[m])
+					break;
 				continue;
-			hlist_del_init(&l->exp[h->level]);
+			}
+			hl_lease_unfile_one(l, h);
 			hl_lease_doom(l, hl_file_of(lk));
 		}
+		/* What is left is all its own. */
+		r->lease_tail[m] = hlist_entry_safe(r->leases[m].first,
+						    struct hl_lease,
+						    exp[h->level]);
 	}
 }
 

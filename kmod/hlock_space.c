@@ -179,8 +179,10 @@ static struct hl_res *hl_res_alloc(struct hl_head *parent,
 	spin_lock_init(&r->head.lock);
 	r->head.parts = NULL;
 	atomic_set(&r->children, 0);
-	for (i = 0; i < HLOCK_NR_MODES; i++)
+	for (i = 0; i < HLOCK_NR_MODES; i++) {
 		INIT_HLIST_HEAD(&r->leases[i]);
+		r->lease_tail[i] = NULL;
+	}
 	r->lvb = NULL;
 	r->clk = NULL;
 	r->len = k->len;
