@@ -38,6 +38,7 @@
 #include <linux/workqueue.h>
 
 #include "hlock_internal.h"
+#include "hlock_test.h"
 #include "hlock_trace.h"
 
 /* Leases the work item expires between two looks at the scheduler. */
@@ -197,6 +198,8 @@ static void hl_lease_work(struct work_struct *work)
 	u64 now;
 
 	hl_grants_init(&g);
+	hl_test_stall(HL_TP_LEASE_WORK, f->comm,
+		      strnlen(f->comm, sizeof(f->comm)));
 	mutex_lock(&f->lock);
 	stale = f->leases.nr_stale;
 	f->leases.deferred = false;

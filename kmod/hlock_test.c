@@ -4,8 +4,10 @@
  *
  * /sys/kernel/debug/hlock/test_stall, root only:
  *
- *   write "reclaim NAME"   arm the point for the resource named NAME (its
- *                          last path component)
+ *   write "POINT NAME"     arm POINT for NAME: "reclaim" and the resource
+ *                          named NAME (its last path component), or
+ *                          "lease_work" and the locker whose last lock
+ *                          call was made by command NAME
  *   write "go"             let a stalled point go on (or disarm it)
  *   read                   "idle", "armed" or "stalled"
  *
@@ -39,6 +41,7 @@ static const char *const hl_ts_names[] = {
 
 static const char *const hl_tp_names[HL_TP_NR] = {
 	[HL_TP_RECLAIM] = "reclaim",
+	[HL_TP_LEASE_WORK] = "lease_work",
 };
 
 static DEFINE_SPINLOCK(hl_test_lock);

@@ -21,6 +21,12 @@ struct dentry;
 enum hl_test_point {
 	/* hl_res_reclaim(): the children count read, the head not locked. */
 	HL_TP_RECLAIM,
+	/*
+	 * hl_lease_work(): queued (a lease expired or was claimed), the
+	 * locker lock not taken yet; the name is the command name of the
+	 * locker's last lock call.
+	 */
+	HL_TP_LEASE_WORK,
 	HL_TP_NR,
 };
 

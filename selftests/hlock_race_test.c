@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 
 #include "hlock.h"
 
@@ -131,6 +133,89 @@ TEST_F_TIMEOUT(race, stall_point_contract, TEST_TMO)
 	ASSERT_EQ(0, write_file_str(STALL, "go", 0));
 	ASSERT_EQ(0, read_file_str(STALL, buf, sizeof(buf)));
 	ASSERT_STREQ("idle", buf);
+}
+
+/* Command name of the lease tests' lockers: the lease_work point's key. */
+#define LEASER	"hlrace-lease"
+#define SHORT_LEASE	(50 * MS)
+#define RENEWED_LEASE	(3 * SEC)
+
+static uint64_t takeovers(int fd)
+{
+	struct hlock_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (hlock_stats(fd, HLOCK_STATS_LOCKER, &st))
+		return UINT64_MAX;
+	return st.takeovers;
+}
+
+/*
+ * The lease work is queued by an expiry and stalls before it takes the
+ * locker lock; meanwhile a waiter comes and the holder renews.  The renewal
+ * wins: the work finds nothing expired and takes nothing over.
+ */
+TEST_F_TIMEOUT(race, lease_renewed_before_the_work, TEST_TMO)
+{
+	int w = hlock_open();
+	char old[16] = "";
+
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, prctl(PR_GET_NAME, old));
+	ASSERT_EQ(0, prctl(PR_SET_NAME, LEASER));
+	ASSERT_EQ(0, write_file_str(STALL, "lease_work " LEASER, 0));
+	/* Long enough that the renewed lease outlasts the checks below. */
+	ASSERT_EQ(0, hlock_lock_lease(self->fd, "rlr", X, 0, -1, RENEWED_LEASE));
+	ASSERT_TRUE(stall_is("stalled"));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(w, "rlr", X, ASYNC, -1));
+	ASSERT_EQ(1, hlock_renew(self->fd));
+	ASSERT_EQ(0, write_file_str(STALL, "go", 0));
+	/* Time for the work to run and to do what it must not. */
+	usleep(4 * SHORT_LEASE / 1000);
+	ASSERT_EQ(X, hlock_held(self->fd, "rlr"));
+	ASSERT_EQ(-EAGAIN, hlock_wait(w, 0));
+	ASSERT_EQ(0ULL, takeovers(self->fd));
+	ASSERT_EQ(0, hlock_unlock(self->fd, "rlr"));
+	ASSERT_EQ(0, hlock_wait(w, SETTLE_NS));
+	ASSERT_EQ(0, prctl(PR_SET_NAME, old));
+	close(w);
+}
+
+/*
+ * The same window, the holder unlocks and locks another path under a new
+ * lease instead: the work finds that lease unexpired and the old one gone.
+ * Nothing is taken over, and the unlock of the old path says ENOENT, not
+ * ESTALE.
+ */
+TEST_F_TIMEOUT(race, lease_released_before_the_work, TEST_TMO)
+{
+	int w = hlock_open();
+	char old[16] = "";
+	struct pollfd pfd;
+
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, prctl(PR_GET_NAME, old));
+	ASSERT_EQ(0, prctl(PR_SET_NAME, LEASER));
+	ASSERT_EQ(0, write_file_str(STALL, "lease_work " LEASER, 0));
+	ASSERT_EQ(0, hlock_lock_lease(self->fd, "rlu", X, 0, -1, SHORT_LEASE));
+	ASSERT_TRUE(stall_is("stalled"));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(w, "rlu", X, ASYNC, -1));
+	ASSERT_EQ(0, hlock_unlock(self->fd, "rlu"));
+	ASSERT_EQ(0, hlock_wait(w, SETTLE_NS));
+	ASSERT_EQ(0, hlock_lock_lease(self->fd, "rlu2", X, 0, -1, 600 * SEC));
+	ASSERT_EQ(0, write_file_str(STALL, "go", 0));
+	usleep(4 * SHORT_LEASE / 1000);
+	ASSERT_EQ(X, hlock_held(self->fd, "rlu2"));
+	ASSERT_EQ(1, hlock_renew(self->fd));
+	ASSERT_EQ(0ULL, takeovers(self->fd));
+	pfd.fd = self->fd;
+	pfd.events = POLLPRI;
+	ASSERT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(-ENOENT, hlock_unlock(self->fd, "rlu"));
+	ASSERT_EQ(0, hlock_unlock(self->fd, "rlu2"));
+	ASSERT_EQ(0, hlock_unlock(w, "rlu"));
+	ASSERT_EQ(0, prctl(PR_SET_NAME, old));
+	close(w);
 }
 
 TEST_HARNESS_MAIN
