@@ -153,6 +153,28 @@ static void hl_lease_arm_one(struct hl_file *f, struct hl_lease *l)
 }
 
 /*
+ * Whether a lock call of @l's locker runs through @l's request: it found
+ * it on its way (a pin), or made it and was not collected yet (an
+ * asynchronous call granted meanwhile: its caller does not know of the
+ * grant).  Its lease is then not taken over.  Context: f->lock held.
+ */
+static bool hl_lease_in_flight(struct hl_file *f, const struct hl_lease *l)
+{
+	const struct hl_op *op = &f->lk.op;
+	unsigned int i;
+
+	lockdep_assert_held(&f->lock);
+	if (l->req->pin)
+		return true;
+	if (op->state == HL_OP_IDLE)
+		return false;
+	for (i = 0; i < op->nr; i++)
+		if (op->reqs[i] == l->req)
+			return true;
+	return false;
+}
+
+/*
  * Take @l over: release its acquisition, what the locker holds below it
  * and their intents.  Context: the locker lock held, no head lock.
  */
@@ -208,7 +230,7 @@ static void hl_lease_work(struct work_struct *work)
 		if (!l->expired && l->expires <= now)
 			hl_lease_file(l);
 		if (test_bit(0, &l->doomed)) {
-			if (l->req->pin)
+			if (hl_lease_in_flight(f, l))
 				f->leases.deferred = true;
 			else
 				/* At the front: newest first. */

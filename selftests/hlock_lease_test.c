@@ -411,6 +411,31 @@ TEST_F_TIMEOUT(lease, async_starts_at_grant, TEST_TMO)
 	ASSERT_STALE(self->v, p);
 }
 
+/*
+ * An asynchronous grant its caller has not collected is a lock call in
+ * flight: its lease is not taken over until it is collected (found by
+ * hlock_interact: the caller collected a grant already taken over).
+ */
+TEST_F_TIMEOUT(lease, uncollected_grant_kept, TEST_TMO)
+{
+	const char *p = "luncol";
+
+	ASSERT_EQ(0, hlock_lock(self->t, p, X, 0, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock_lease(self->v, p, X, ASYNC, -1,
+						 SHORT_LEASE));
+	ASSERT_EQ(0, hlock_unlock(self->t, p));
+	/* Granted, not collected; its lease runs out; a waiter comes. */
+	sleep_ns(PAST_SHORT);
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->w, p, X, ASYNC, -1));
+	sleep_ns(PAST_SHORT);
+	ASSERT_WAITING(self->w);
+	ASSERT_EQ(self->space, takeovers(self->v, HLOCK_STATS_GLOBAL));
+	ASSERT_EQ(0, hlock_wait(self->v, 0));
+	/* Collected: now (at once) the waiter's claim takes it over. */
+	ASSERT_GRANTED(self->w);
+	ASSERT_STALE(self->v, p);
+}
+
 /* Closing a locker with leases, held or taken over, leaves nothing. */
 TEST_F_TIMEOUT(lease, close_with_leases, TEST_TMO)
 {
