@@ -2037,7 +2037,21 @@ static void test_random(unsigned int seed, unsigned int steps)
 		const char *p = paths[rnd(7)];
 
 		w = rnd(8);
-		switch (rnd(8)) {
+		switch (rnd(9)) {
+		case 8: {
+			/* A try: what it cannot get at once it gives up. */
+			unsigned long claims = wait_claims;
+
+			if (lockers[w].used &&
+			    lockers[w].lk.op.state != HL_OP_IDLE)
+				break;
+			ret = lock(w, p, modes[rnd(5)], HL_RF_TRY);
+			CHECK(wait_claims == claims,
+			      "seed %u step %u: a try claimed", seed, i);
+			if (ret == -EINPROGRESS)
+				cancel(w);
+			break;
+		}
 		case 0: case 1: case 2:
 			ret = lock(w, p, modes[rnd(5)], rnd(4) ? 0 :
 				   (rnd(2) ? HLOCK_F_FRONT :
