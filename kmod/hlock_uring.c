@@ -451,8 +451,9 @@ static int hl_ring_issue(struct hl_file *f, struct io_uring_cmd *cmd,
  *
  * Context: process context (the submitter, its SQPOLL thread, an io-wq
  * worker, or io_uring's cancel), may sleep.
- * Return: the result to post, or -EIOCBQUEUED when the command is
- * completed later (or was already, through io_uring_cmd_done()).
+ * Return: 0 or a negative result to post, or -EIOCBQUEUED when the
+ * command is completed later (or was already, through
+ * io_uring_cmd_done()); never a positive value (see above).
  */
 int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
@@ -485,10 +486,18 @@ int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	if (ret == -EIOCBQUEUED)
 		return ret;
 	/*
-	 * Once marked, only io_uring_cmd_done() unmarks it.  -EAGAIN is not
-	 * returned: io_uring would retry the command in an io-wq worker.
+	 * What is not in flight is completed here, but for the plain results
+	 * every kernel completes alike.  Once marked, only io_uring_cmd_done()
+	 * unmarks it.  -EAGAIN is not returned: io_uring would retry the
+	 * command in an io-wq worker.  A positive result (an unlock's count
+	 * of acquisitions left) is not returned either: 6.1's io_uring takes
+	 * any result but 0 from a driver for an error to handle, completes it
+	 * as failed when issued inline (failing the SQEs linked after it),
+	 * and drops it unposted when issued by io-wq (IOSQE_ASYNC, or the
+	 * next of a link run there), leaving a request in flight for ever:
+	 * its ring's teardown, and an exiting SQPOLL thread, wait for it.
 	 */
-	if (marked || ret == -EAGAIN) {
+	if (marked || ret > 0 || ret == -EAGAIN) {
 		io_uring_cmd_done(cmd, ret, 0, issue_flags);
 		return -EIOCBQUEUED;
 	}

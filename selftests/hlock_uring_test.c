@@ -779,6 +779,73 @@ TEST_F_TIMEOUT(ur, grant_and_unlock_count, TEST_TMO)
 	ASSERT_CQE(ring, -ENOENT, 20);
 }
 
+/*
+ * An unlock's count comes back whoever issues the command: an io-wq
+ * worker (IOSQE_ASYNC, or the next of a link run there) as well as the
+ * submitter; and a count is a success, which fails no SQE linked after it.
+ */
+TEST_F_TIMEOUT(ur, unlock_count_async_and_linked, TEST_TMO)
+{
+	struct io_uring *ring = &self->ring;
+	const char *p = "count/async";
+	struct io_uring_sqe *sqe;
+	int l = self->fd[1];
+	int i, n = 0, res[2];
+	uint64_t data;
+
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, hlock_lock(l, p, S, 0, 0));
+	/* Issued by io-wq: 3 left. */
+	sqe = io_uring_get_sqe(ring);
+	ASSERT_NE(NULL, sqe);
+	hlock_prep_unlock(sqe, l, p);
+	sqe->flags |= IOSQE_ASYNC;
+	ASSERT_EQ(0, submit_one(ring, sqe, 1));
+	ASSERT_CQE(ring, 3, 1);
+	/* An unlock linked to a NOP: 2 left, and the NOP runs. */
+	sqe = io_uring_get_sqe(ring);
+	ASSERT_NE(NULL, sqe);
+	hlock_prep_unlock(sqe, l, p);
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_sqe_set_data64(sqe, 2);
+	sqe = io_uring_get_sqe(ring);
+	ASSERT_NE(NULL, sqe);
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, 3);
+	ASSERT_EQ(0, submit_all(ring, &n));
+	ASSERT_EQ(2, n);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, ring_reap(ring, SETTLE_NS, &res[i], &data))
+			TH_LOG("CQE %d of the link is missing", i);
+		ASSERT_EQ((uint64_t)(2 + i), data);
+	}
+	ASSERT_EQ(2, res[0]);
+	ASSERT_EQ(0, res[1]);
+	/* An async lock granted at once, its unlock run after it by io-wq. */
+	sqe = io_uring_get_sqe(ring);
+	ASSERT_NE(NULL, sqe);
+	hlock_prep_lock(sqe, l, p, S, 0, -1);
+	sqe->flags |= IOSQE_ASYNC | IOSQE_IO_LINK;
+	io_uring_sqe_set_data64(sqe, 4);
+	sqe = io_uring_get_sqe(ring);
+	ASSERT_NE(NULL, sqe);
+	hlock_prep_unlock(sqe, l, p);
+	io_uring_sqe_set_data64(sqe, 5);
+	n = 0;
+	ASSERT_EQ(0, submit_all(ring, &n));
+	ASSERT_EQ(2, n);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, ring_reap(ring, SETTLE_NS, &res[i], &data))
+			TH_LOG("CQE %d of the async link is missing", i);
+		ASSERT_EQ((uint64_t)(4 + i), data);
+	}
+	ASSERT_EQ(0, res[0]);
+	ASSERT_EQ(2, res[1]);
+	ASSERT_EQ(1, hlock_unlock(l, p));
+	ASSERT_EQ(0, hlock_unlock(l, p));
+	ASSERT_EQ(NL, hlock_held(l, p));
+}
+
 /* X downgraded to S through the ring lets another S in. */
 TEST_F_TIMEOUT(ur, downgrade, TEST_TMO)
 {
