@@ -188,7 +188,8 @@ struct io_uring_cmd;
  * @cmd: Its command, from its submission until whoever ends it (the
  *	continuation of its grant, its timer, an unlock of its path,
  *	io_uring's cancel or the watchdog) takes it out, under the locker
- *	lock: exactly one of them completes it.
+ *	lock: exactly one of them completes it.  Set by hl_ring_arm() and
+ *	cleared by hl_ring_disarm() only, which watch and unwatch it.
  * @deadline: When it times out; KTIME_MAX for never.
  * @timer: Fires at @deadline.
  * @expire: Ends it in process context once @timer fired.
@@ -467,8 +468,9 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns);
 
 /* hlock_uring.c */
 void hl_ring_init(struct hl_file *f);
-void hl_ring_arm(struct hl_file *f, s64 timeout_ns, unsigned int issue_flags);
-void hl_ring_disarm(struct hl_file *f);
+void hl_ring_arm(struct hl_file *f, struct io_uring_cmd *cmd, s64 timeout_ns,
+		 unsigned int issue_flags);
+struct io_uring_cmd *hl_ring_disarm(struct hl_file *f);
 void hl_ring_post(struct io_uring_cmd *cmd, int res);
 void hl_ring_release(struct hl_file *f);
 int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);

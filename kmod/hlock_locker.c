@@ -387,11 +387,10 @@ static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
 static struct io_uring_cmd *hl_ring_take(struct hl_file *f,
 					 struct hl_grants *g)
 {
-	struct io_uring_cmd *cmd = f->ring.cmd;
+	struct io_uring_cmd *cmd;
 
 	lockdep_assert_held(&f->lock);
-	hl_ring_disarm(f);
-	f->ring.cmd = NULL;
+	cmd = hl_ring_disarm(f);
 	hl_op_clear(f, g);
 	return cmd;
 }
@@ -851,8 +850,7 @@ int hl_do_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
 		if (!timeout_ns) {
 			ret = hl_lock_give_up(f, -EAGAIN, &g);
 		} else {
-			f->ring.cmd = cmd;
-			hl_ring_arm(f, timeout_ns, issue_flags);
+			hl_ring_arm(f, cmd, timeout_ns, issue_flags);
 			ret = -EIOCBQUEUED;
 		}
 	}
