@@ -301,6 +301,9 @@ struct hl_leases {
  *	padding; @yielder is read only while it is set.
  * @owner: The process of the last lock call (thread group leader's pid);
  *	RCU-protected, for the lock tables of other lockers.
+ * @proc_owner: With HLOCK_OWNER_PROCESS, the process the locks belong to
+ *	(a reference to its thread group's pid), NULL when they belong to
+ *	the file; under @lock.
  * @comm: Its command name then.
  * @stats: The locker's statistics.
  * @wait_start: hl_clock() when the waiting level began to wait.
@@ -352,6 +355,7 @@ struct hl_file {
 	bool async;
 	bool yielding;
 	struct pid __rcu *owner;
+	struct pid *proc_owner;
 	char comm[HLOCK_COMM_LEN];
 	struct hlock_stats stats;
 	u64 wait_start;
@@ -570,6 +574,8 @@ long hl_ioctl_table(struct hl_file *f, size_t usize, void __user *uarg);
 /* hlock_why.c */
 long hl_ioctl_token(struct hl_file *f, size_t usize, void __user *uarg);
 long hl_ioctl_describe(struct hl_file *f, size_t usize, void __user *uarg);
+long hl_ioctl_owner(struct hl_file *f, size_t usize, void __user *uarg);
+void hl_file_owner_exit(struct hl_file *f);
 void hl_debugfs_init(void);
 void hl_debugfs_exit(void);
 
