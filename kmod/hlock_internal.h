@@ -192,7 +192,8 @@ struct io_uring_cmd;
  * @cmd: Its command, from its submission until whoever ends it (the
  *	continuation of its grant, its timer, an unlock of its path,
  *	io_uring's cancel or the watchdog) takes it out, under the locker
- *	lock: exactly one of them completes it.
+ *	lock: exactly one of them completes it.  Set by hl_ring_arm() and
+ *	cleared by hl_ring_disarm() only, which watch and unwatch it.
  * @deadline: When it times out; KTIME_MAX for never.
  * @timer: Fires at @deadline.
  * @expire: Ends it in process context once @timer fired.
@@ -304,6 +305,9 @@ struct hl_leases {
  *	padding; @yielder is read only while it is set.
  * @owner: The process of the last lock call (thread group leader's pid);
  *	RCU-protected, for the lock tables of other lockers.
+ * @proc_owner: With HLOCK_OWNER_PROCESS, the process the locks belong to
+ *	(a reference to its thread group's pid), NULL when they belong to
+ *	the file; under @lock.
  * @comm: Its command name then.
  * @stats: The locker's statistics.
  * @wait_start: hl_clock() when the waiting level began to wait.
@@ -355,6 +359,7 @@ struct hl_file {
 	bool async;
 	bool yielding;
 	struct pid __rcu *owner;
+	struct pid *proc_owner;
 	char comm[HLOCK_COMM_LEN];
 	struct hlock_stats stats;
 	u64 wait_start;
@@ -447,6 +452,8 @@ bool hl_file_polled(struct hl_file *f);
 void hl_grants_continue(struct hl_grants *g);
 void hl_file_unlock(struct hl_file *f);
 void hl_file_ticket_put(struct hl_file *f, struct hl_grants *g);
+long hl_ioctl_owner(struct hl_file *f, size_t usize, void __user *uarg);
+void hl_file_owner_exit(struct hl_file *f);
 ktime_t hl_deadline(s64 timeout_ns);
 int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 unsigned int mode, unsigned int flags, s64 timeout_ns,
@@ -471,8 +478,9 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns);
 
 /* hlock_uring.c */
 void hl_ring_init(struct hl_file *f);
-void hl_ring_arm(struct hl_file *f, s64 timeout_ns, unsigned int issue_flags);
-void hl_ring_disarm(struct hl_file *f);
+void hl_ring_arm(struct hl_file *f, struct io_uring_cmd *cmd, s64 timeout_ns,
+		 unsigned int issue_flags);
+struct io_uring_cmd *hl_ring_disarm(struct hl_file *f);
 void hl_ring_post(struct io_uring_cmd *cmd, int res);
 void hl_ring_release(struct hl_file *f);
 int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);

@@ -387,11 +387,10 @@ static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
 static struct io_uring_cmd *hl_ring_take(struct hl_file *f,
 					 struct hl_grants *g)
 {
-	struct io_uring_cmd *cmd = f->ring.cmd;
+	struct io_uring_cmd *cmd;
 
 	lockdep_assert_held(&f->lock);
-	hl_ring_disarm(f);
-	f->ring.cmd = NULL;
+	cmd = hl_ring_disarm(f);
 	hl_op_clear(f, g);
 	return cmd;
 }
@@ -851,8 +850,7 @@ int hl_do_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
 		if (!timeout_ns) {
 			ret = hl_lock_give_up(f, -EAGAIN, &g);
 		} else {
-			f->ring.cmd = cmd;
-			hl_ring_arm(f, timeout_ns, issue_flags);
+			hl_ring_arm(f, cmd, timeout_ns, issue_flags);
 			ret = -EIOCBQUEUED;
 		}
 	}
@@ -1200,6 +1198,7 @@ void hl_file_put(struct hl_file *f)
 	if (f->lk.index != f->lk.index_inline)
 		kvfree(f->lk.index);
 	put_pid(rcu_dereference_protected(f->owner, true));
+	put_pid(f->proc_owner);
 	mutex_destroy(&f->lock);
 	hl_ns_put(f->ns);
 	kfree(f);
@@ -1228,6 +1227,92 @@ void hl_file_release_all(struct hl_file *f, struct hl_grants *g)
 	hl_file_ticket_put(f, g);
 }
 
+/*
+ * Withdraw what the slot holds and release everything the locker holds,
+ * as its last close does.  Context: f->lock held (dropped between batches
+ * of releases); the slot idle or holding a call no thread waits in.
+ */
+static void hl_file_drop_all(struct hl_file *f, struct hl_slot_end *e,
+			     struct hl_grants *g)
+{
+	struct hl_locker *lk = &f->lk;
+
+	lockdep_assert_held(&f->lock);
+	if (lk->op.state == HL_OP_WAITING || f->tk.pending ||
+	    (lk->op.state != HL_OP_IDLE && f->async))
+		hl_op_cancel_counted(f, HLOCK_CANCEL_CLOSE, g);
+	if (!hl_slot_end_take(f, g, e) && lk->op.state != HL_OP_IDLE)
+		hl_op_clear(f, g);
+	hl_file_release_all(f, g);
+}
+
+/**
+ * hl_ioctl_owner() - HLOCK_IOC_OWNER: the locks belong to the file, or to
+ *	the calling process.
+ * @f: The caller's locker.
+ * @usize: Size of the caller's struct hlock_owner_args.
+ * @uarg: It.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or -errno.
+ */
+long hl_ioctl_owner(struct hl_file *f, size_t usize, void __user *uarg)
+{
+	struct hlock_owner_args args;
+	struct pid *old;
+	long ret;
+
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags & ~HLOCK_OWNER_PROCESS || args.reserved)
+		return -EINVAL;
+	mutex_lock(&f->lock);
+	old = f->proc_owner;
+	f->proc_owner = args.flags ? get_pid(task_tgid(current)) : NULL;
+	mutex_unlock(&f->lock);
+	put_pid(old);
+	return 0;
+}
+
+/**
+ * hl_file_owner_exit() - A task closes a descriptor of the locker as it
+ *	exits: if its process owns the locks (HLOCK_OWNER_PROCESS), they go.
+ * @f: The locker.
+ *
+ * An exiting process closes its descriptors (->flush) before its parent
+ * can reap it, whatever else holds the file: a request on a ring, a ring's
+ * registered files, another process.  What the slot holds is withdrawn
+ * (a ring's lock completes with -ECANCELED) and everything is released,
+ * as by the last close; the locker is then its file's again.  A blocking
+ * call or a yield of another process sharing the locker owns the slot:
+ * then nothing is done, and the locks stay until the last close.
+ *
+ * Context: process context, the exiting task; may sleep.
+ */
+void hl_file_owner_exit(struct hl_file *f)
+{
+	struct hl_slot_end e = { };
+	struct hl_locker *lk = &f->lk;
+	struct pid *owner;
+	struct hl_grants g;
+
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	owner = f->proc_owner;
+	if (!owner || owner != task_tgid(current) || f->yielding ||
+	    (lk->op.state != HL_OP_IDLE && !f->async && !f->ring.cmd)) {
+		mutex_unlock(&f->lock);
+		return;
+	}
+	f->proc_owner = NULL;
+	hl_file_drop_all(f, &e, &g);
+	hl_file_unlock(f);
+	hl_grants_run(&g);
+	hl_slot_end_post(f, &e, -ECANCELED);
+	put_pid(owner);
+}
+
 /**
  * hl_file_release() - Close a locker: cancel, release, put.
  * @f: The locker.
@@ -1247,12 +1332,7 @@ void hl_file_release(struct hl_file *f)
 	/* Out of the lock table first: nobody may look at it while it goes. */
 	xa_erase(&f->ns->lockers, f->id);
 	mutex_lock(&f->lock);
-	if (lk->op.state == HL_OP_WAITING || f->tk.pending ||
-	    (lk->op.state != HL_OP_IDLE && f->async))
-		hl_op_cancel_counted(f, HLOCK_CANCEL_CLOSE, &g);
-	if (!hl_slot_end_take(f, &g, &e) && lk->op.state != HL_OP_IDLE)
-		hl_op_clear(f, &g);
-	hl_file_release_all(f, &g);
+	hl_file_drop_all(f, &e, &g);
 	hl_locker_drop_spares(lk);
 	hl_file_unlock(f);
 	hl_grants_run(&g);

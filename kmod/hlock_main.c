@@ -324,7 +324,8 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 	info.features = HLOCK_FEAT_URING | HLOCK_FEAT_TICKETS | HLOCK_FEAT_YIELD |
 			HLOCK_FEAT_LEASE | HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE |
 			HLOCK_FEAT_LVB | HLOCK_FEAT_BLOCKING |
-			HLOCK_FEAT_CLUSTER | HLOCK_FEAT_CLUSTER_BIND;
+			HLOCK_FEAT_CLUSTER | HLOCK_FEAT_CLUSTER_BIND |
+			HLOCK_FEAT_OWNER;
 	if (copy_to_user(uarg, &info, n))
 		return -EFAULT;
 	if (usize > n && clear_user(uarg + n, usize - n))
@@ -362,6 +363,7 @@ static const struct {
 	HL_CMD(HLOCK_IOC_EVENTS, struct hlock_events_args),
 	HL_CMD(HLOCK_IOC_BLOCKING, struct hlock_lock_args),
 	HL_CMD(HLOCK_IOC_CLUSTER, struct hlock_cluster_args),
+	HL_CMD(HLOCK_IOC_OWNER, struct hlock_owner_args),
 	[_IOC_NR(HLOCK_IOC_RENEW)] = { HLOCK_IOC_RENEW, 0 },
 };
 
@@ -408,6 +410,8 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return arg ? -EINVAL : hl_do_renew(f);
 	case _IOC_NR(HLOCK_IOC_CLUSTER):
 		return hl_ioctl_cluster(f, usize, uarg);
+	case _IOC_NR(HLOCK_IOC_OWNER):
+		return hl_ioctl_owner(f, usize, uarg);
 	}
 	return -ENOTTY;
 }
@@ -434,6 +438,17 @@ static int hl_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 }
 
+/*
+ * A descriptor of the locker closes: at its owner's exit (HLOCK_IOC_OWNER),
+ * the locks go now, whatever else keeps the file open.
+ */
+static int hl_flush(struct file *file, fl_owner_t id)
+{
+	if (current->flags & PF_EXITING)
+		hl_file_owner_exit(file->private_data);
+	return 0;
+}
+
 static int hl_release(struct inode *inode, struct file *file)
 {
 	hl_file_release(file->private_data);
@@ -443,6 +458,7 @@ static int hl_release(struct inode *inode, struct file *file)
 static const struct file_operations hl_fops = {
 	.owner = THIS_MODULE,
 	.open = hl_open,
+	.flush = hl_flush,
 	.release = hl_release,
 	.unlocked_ioctl = hl_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
@@ -482,6 +498,7 @@ static int __init hl_init(void)
 	BUILD_BUG_ON(sizeof(struct hlock_lvb_args) != 48);
 	BUILD_BUG_ON(sizeof(struct hlock_events_args) != 32);
 	BUILD_BUG_ON(sizeof(struct hlock_cluster_args) != 40);
+	BUILD_BUG_ON(sizeof(struct hlock_owner_args) != 8);
 	BUILD_BUG_ON(HLOCK_PATH_MAX != 2047);
 	/* struct hl_path keeps offsets in a u16. */
 	BUILD_BUG_ON(HLOCK_PATH_MAX > U16_MAX);

@@ -150,7 +150,9 @@ static DECLARE_DELAYED_WORK(hl_watch_work, hl_watch_fn);
  * io_uring_cancel_generic() marks its task (in_idle) while it waits, in
  * exec, at an SQPOLL thread's exit and at every task's exit; a task's
  * exit (PF_EXITING, set right after) does not wait, and its locks stay
- * queued, as its other requests do, until granted or its ring goes.  The
+ * queued, as its other requests do, until granted or its ring goes.  An
+ * SQPOLL thread (an io thread) waits for all its requests before its
+ * exit, whatever its flags say: in_idle alone dooms its commands.  The
  * request keeps its task and ring, so their fields are there to read.
  * Context: @cmd in flight (its locker lock or hl_watch_lock held).
  */
@@ -158,9 +160,10 @@ static bool hl_ring_doomed(struct io_uring_cmd *cmd)
 {
 	struct io_kiocb *req = cmd_to_io_kiocb(cmd);
 	struct task_struct *t = req->task;
+	struct io_uring_task *tctx = READ_ONCE(t->io_uring);
 
-	return (t->io_uring && atomic_read(&t->io_uring->in_idle) &&
-		!(t->flags & PF_EXITING)) ||
+	return (tctx && atomic_read(&tctx->in_idle) &&
+		(!(t->flags & PF_EXITING) || (t->flags & PF_IO_WORKER))) ||
 	       percpu_ref_is_dying(&req->ctx->refs);
 }
 
@@ -172,7 +175,9 @@ static void hl_watch_add(struct hl_file *f)
 	if (list_empty(&hl_watch_list))
 		schedule_delayed_work(&hl_watch_work, HL_WATCH_PERIOD);
 	f->ring.doomed_since = 0;
-	list_add_tail(&f->ring.watch, &hl_watch_list);
+	/* Added twice, it would cut others off the list. */
+	if (!WARN_ON_ONCE(!list_empty(&f->ring.watch)))
+		list_add_tail(&f->ring.watch, &hl_watch_list);
 	mutex_unlock(&hl_watch_lock);
 }
 
@@ -295,17 +300,26 @@ void hl_ring_init(struct hl_file *f)
 }
 
 /**
- * hl_ring_arm() - A lock through io_uring waits: time it, watch it.
- * @f: The locker, its command set.
+ * hl_ring_arm() - A lock through io_uring waits: put its command in the
+ *	slot, time it, watch it.
+ * @f: The locker, its slot holding the lock's operation.
+ * @cmd: The command.
  * @timeout_ns: Its timeout, positive, or negative for none.
  * @issue_flags: IO_URING_F_* of the command's issue, going on.
  *
+ * The one place a command enters the slot, as hl_ring_disarm() is the
+ * one where it leaves: on 6.1 a command in the slot is always on the
+ * watchdog's list, so none can be missed at its ring's teardown.
+ *
  * Context: f->lock held.
  */
-void hl_ring_arm(struct hl_file *f, s64 timeout_ns, unsigned int issue_flags)
+void hl_ring_arm(struct hl_file *f, struct io_uring_cmd *cmd, s64 timeout_ns,
+		 unsigned int issue_flags)
 {
 	lockdep_assert_held(&f->lock);
-	hl_ring_mark(f->ring.cmd, issue_flags);
+	WARN_ON_ONCE(f->ring.cmd);
+	f->ring.cmd = cmd;
+	hl_ring_mark(cmd, issue_flags);
 	f->ring.deadline = KTIME_MAX;
 	if (timeout_ns > 0) {
 		f->ring.deadline = ktime_add_ns(ktime_get(), timeout_ns);
@@ -316,20 +330,26 @@ void hl_ring_arm(struct hl_file *f, s64 timeout_ns, unsigned int issue_flags)
 }
 
 /**
- * hl_ring_disarm() - A lock through io_uring ended.
- * @f: The locker, its command still set.
+ * hl_ring_disarm() - A lock through io_uring ended: take its command out
+ *	of the slot.
+ * @f: The locker, its command set.
  *
  * A timer already firing queues its work item, which finds nothing to
  * do; hl_ring_release() waits for both.
  *
  * Context: f->lock held.
+ * Return: the command, which the caller completes.
  */
-void hl_ring_disarm(struct hl_file *f)
+struct io_uring_cmd *hl_ring_disarm(struct hl_file *f)
 {
+	struct io_uring_cmd *cmd = f->ring.cmd;
+
 	lockdep_assert_held(&f->lock);
 	if (f->ring.deadline != KTIME_MAX)
 		hrtimer_try_to_cancel(&f->ring.timer);
 	hl_watch_del(f);
+	f->ring.cmd = NULL;
+	return cmd;
 }
 
 /**
@@ -451,8 +471,9 @@ static int hl_ring_issue(struct hl_file *f, struct io_uring_cmd *cmd,
  *
  * Context: process context (the submitter, its SQPOLL thread, an io-wq
  * worker, or io_uring's cancel), may sleep.
- * Return: the result to post, or -EIOCBQUEUED when the command is
- * completed later (or was already, through io_uring_cmd_done()).
+ * Return: 0 or a negative result to post, or -EIOCBQUEUED when the
+ * command is completed later (or was already, through
+ * io_uring_cmd_done()); never a positive value (see above).
  */
 int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
@@ -485,10 +506,18 @@ int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	if (ret == -EIOCBQUEUED)
 		return ret;
 	/*
-	 * Once marked, only io_uring_cmd_done() unmarks it.  -EAGAIN is not
-	 * returned: io_uring would retry the command in an io-wq worker.
+	 * What is not in flight is completed here, but for the plain results
+	 * every kernel completes alike.  Once marked, only io_uring_cmd_done()
+	 * unmarks it.  -EAGAIN is not returned: io_uring would retry the
+	 * command in an io-wq worker.  A positive result (an unlock's count
+	 * of acquisitions left) is not returned either: 6.1's io_uring takes
+	 * any result but 0 from a driver for an error to handle, completes it
+	 * as failed when issued inline (failing the SQEs linked after it),
+	 * and drops it unposted when issued by io-wq (IOSQE_ASYNC, or the
+	 * next of a link run there), leaving a request in flight for ever:
+	 * its ring's teardown, and an exiting SQPOLL thread, wait for it.
 	 */
-	if (marked || ret == -EAGAIN) {
+	if (marked || ret > 0 || ret == -EAGAIN) {
 		io_uring_cmd_done(cmd, ret, 0, issue_flags);
 		return -EIOCBQUEUED;
 	}

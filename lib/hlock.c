@@ -249,6 +249,15 @@ int hlock_describe(int fd, const char *why)
 	return sys_result(ioctl(fd, HLOCK_IOC_DESCRIBE, &args));
 }
 
+int hlock_owner(int fd, unsigned int flags)
+{
+	struct hlock_owner_args args;
+
+	memset(&args, 0, sizeof(args));
+	args.flags = flags;
+	return sys_result(ioctl(fd, HLOCK_IOC_OWNER, &args));
+}
+
 const struct hlock_record_ext *
 hlock_record_ext(const struct hlock_lock_record *rec)
 {

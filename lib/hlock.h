@@ -56,6 +56,7 @@ int hlock_events_want(int fd, unsigned int want);
 int hlock_blocking(int fd, const char *path);
 int hlock_cluster_get(int fd, pid_t pid, char *name, size_t size);
 int hlock_cluster_set(int fd, pid_t pid, const char *name);
+int hlock_owner(int fd, unsigned int flags);
 
 /*
  * Walking the records hlock_table() copied:

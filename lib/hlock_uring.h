@@ -15,7 +15,11 @@
  * exits) or its submitter's exec.  A lock that waits completes when it is
  * granted or times out.  The path is read when the SQE is issued: in
  * io_uring_submit() on a plain ring, later on an SQPOLL ring or with
- * IOSQE_ASYNC, so keep it valid until the CQE comes.
+ * IOSQE_ASYNC, so keep it valid until the CQE comes.  In a link
+ * (IOSQE_IO_LINK), set IOSQE_ASYNC on the hlock SQEs too: some kernels
+ * (6.12.117) read a linked command's SQE when it is issued, from an SQ
+ * slot that may have been reused by then, unless IOSQE_ASYNC made them
+ * copy it at submission.
  *
  * Any ring works, e.g. io_uring_queue_init(entries, &ring, 0).  Whether
  * the running module supports them: hlock_info() sets HLOCK_FEAT_URING in

@@ -779,6 +779,73 @@ TEST_F_TIMEOUT(ur, grant_and_unlock_count, TEST_TMO)
 	ASSERT_CQE(ring, -ENOENT, 20);
 }
 
+/*
+ * An unlock's count comes back whoever issues the command: an io-wq
+ * worker (IOSQE_ASYNC, or the next of a link run there) as well as the
+ * submitter; and a count is a success, which fails no SQE linked after it.
+ */
+TEST_F_TIMEOUT(ur, unlock_count_async_and_linked, TEST_TMO)
+{
+	struct io_uring *ring = &self->ring;
+	const char *p = "count/async";
+	struct io_uring_sqe *sqe;
+	int l = self->fd[1];
+	int i, n = 0, res[2];
+	uint64_t data;
+
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, hlock_lock(l, p, S, 0, 0));
+	/* Issued by io-wq: 3 left. */
+	sqe = io_uring_get_sqe(ring);
+	ASSERT_NE(NULL, sqe);
+	hlock_prep_unlock(sqe, l, p);
+	sqe->flags |= IOSQE_ASYNC;
+	ASSERT_EQ(0, submit_one(ring, sqe, 1));
+	ASSERT_CQE(ring, 3, 1);
+	/* An unlock linked to a NOP: 2 left, and the NOP runs. */
+	sqe = io_uring_get_sqe(ring);
+	ASSERT_NE(NULL, sqe);
+	hlock_prep_unlock(sqe, l, p);
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_sqe_set_data64(sqe, 2);
+	sqe = io_uring_get_sqe(ring);
+	ASSERT_NE(NULL, sqe);
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, 3);
+	ASSERT_EQ(0, submit_all(ring, &n));
+	ASSERT_EQ(2, n);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, ring_reap(ring, SETTLE_NS, &res[i], &data))
+			TH_LOG("CQE %d of the link is missing", i);
+		ASSERT_EQ((uint64_t)(2 + i), data);
+	}
+	ASSERT_EQ(2, res[0]);
+	ASSERT_EQ(0, res[1]);
+	/* An async lock granted at once, its unlock run after it by io-wq. */
+	sqe = io_uring_get_sqe(ring);
+	ASSERT_NE(NULL, sqe);
+	hlock_prep_lock(sqe, l, p, S, 0, -1);
+	sqe->flags |= IOSQE_ASYNC | IOSQE_IO_LINK;
+	io_uring_sqe_set_data64(sqe, 4);
+	sqe = io_uring_get_sqe(ring);
+	ASSERT_NE(NULL, sqe);
+	hlock_prep_unlock(sqe, l, p);
+	io_uring_sqe_set_data64(sqe, 5);
+	n = 0;
+	ASSERT_EQ(0, submit_all(ring, &n));
+	ASSERT_EQ(2, n);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, ring_reap(ring, SETTLE_NS, &res[i], &data))
+			TH_LOG("CQE %d of the async link is missing", i);
+		ASSERT_EQ((uint64_t)(4 + i), data);
+	}
+	ASSERT_EQ(0, res[0]);
+	ASSERT_EQ(2, res[1]);
+	ASSERT_EQ(1, hlock_unlock(l, p));
+	ASSERT_EQ(0, hlock_unlock(l, p));
+	ASSERT_EQ(NL, hlock_held(l, p));
+}
+
 /* X downgraded to S through the ring lets another S in. */
 TEST_F_TIMEOUT(ur, downgrade, TEST_TMO)
 {
@@ -1356,6 +1423,113 @@ TEST_F_TIMEOUT(ur, poll_add, TEST_TMO)
 	ASSERT_TRUE(res > 0 && (res & POLLIN)) TH_LOG("res %d", res);
 	ASSERT_EQ(0, hlock_wait(l, 0));
 	ASSERT_EQ(X, hlock_held(l, p));
+}
+
+/* ------------------------------------------------------------------ */
+/* Process-owned lockers (HLOCK_IOC_OWNER): free when waitpid() returns */
+
+/*
+ * The child of the owner tests: a process-owned locker holding X on
+ * own/x, a ring lock on own/wait (held by the parent) pending on a ring of
+ * the variant's kind, the locker's descriptor registered in the ring when
+ * @fixed; reports 'r' once the lock waits (the kernel took the SQE), 'e'
+ * on an error, then waits to be killed.
+ */
+static void __attribute__((noreturn))
+owned_child(int wfd, unsigned int ring_flags, bool fixed)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	int l = hlock_open();
+
+	if (l < 0 || hlock_owner(l, HLOCK_OWNER_PROCESS) ||
+	    hlock_lock(l, "own/x", X, 0, 0) ||
+	    ring_setup(&ring, 8, ring_flags, 0) ||
+	    (fixed && io_uring_register_files(&ring, &l, 1))) {
+		report(wfd, 'e');
+		_exit(1);
+	}
+	sqe = io_uring_get_sqe(&ring);
+	hlock_prep_lock(sqe, fixed ? 0 : l, "own/wait", X, 0, -1);
+	if (fixed)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	report(wfd, submit_one(&ring, sqe, 1) ? 'e' : 'r');
+	for (;;)
+		pause();
+}
+
+static void owned_kill(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(ur) *self, unsigned int ring_flags,
+		       bool fixed)
+{
+	int pfd[2], h = self->fd[0], o = self->fd[1];
+	struct table_count tc;
+	pid_t pid;
+
+	ASSERT_EQ(0, hlock_lock(h, "own/wait", X, 0, 0));
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork_child(pfd[1], -1);
+	ASSERT_LE(0, pid);
+	if (!pid)
+		owned_child(pfd[1], ring_flags, fixed);
+	self->child = pid;
+	close(pfd[1]);
+	ASSERT_EQ('r', read_report(pfd[0]));
+	close(pfd[0]);
+	/* The child's X and its lock waiting behind the parent's X. */
+	ASSERT_EQ(0, await_table(h, -1, 1, SETTLE_NS, &tc));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_LE(0, reap_child(pid, EXIT_NS));
+	self->child = 0;
+	/* Right after waitpid(): no wait for io_uring's teardown. */
+	ASSERT_EQ(0, hlock_lock(o, "own/x", X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(o, "own/x"));
+	ASSERT_EQ(0, hlock_unlock(h, "own/wait"));
+}
+
+/* Killed with a lock pending on its ring: its X is free at waitpid(). */
+TEST_F_TIMEOUT(ur, owned_free_at_waitpid, TEST_TMO)
+{
+	owned_kill(_metadata, self, variant->ring_flags, false);
+}
+
+/* The same with the locker registered in the ring (a fixed file). */
+TEST_F_TIMEOUT(ur, owned_registered_free_at_waitpid, TEST_TMO)
+{
+	owned_kill(_metadata, self, variant->ring_flags, true);
+}
+
+/*
+ * Shared by fork: the child's exit releases nothing of its parent's, the
+ * owner; by default, the owner's exit releases nothing its child shares.
+ */
+TEST_F_TIMEOUT(ur, owned_shared_by_fork, TEST_TMO)
+{
+	int l = self->fd[2];
+	pid_t pid;
+
+	ASSERT_EQ(0, hlock_owner(l, HLOCK_OWNER_PROCESS));
+	ASSERT_EQ(0, hlock_lock(l, "own/shared", X, 0, 0));
+	pid = fork_child(l, -1);
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(0);
+	ASSERT_LE(0, reap_child(pid, EXIT_NS));
+	ASSERT_EQ(X, hlock_held(l, "own/shared"));
+	/* A child that makes itself the owner takes the locks with it. */
+	ASSERT_EQ(0, hlock_owner(l, 0));
+	pid = fork_child(l, -1);
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(hlock_owner(l, HLOCK_OWNER_PROCESS) ? 1 : 0);
+	ASSERT_EQ(0, reap_child(pid, EXIT_NS));
+	/* The child took it and exited: its exit released the locks. */
+	ASSERT_EQ(NL, hlock_held(l, "own/shared"));
+	/* Rejections, one at a time: an unknown flag, a reserved field. */
+	ASSERT_EQ(-EINVAL, hlock_owner(l, 2));
+	ASSERT_EQ(-EINVAL, raw_ioctl(l, HLOCK_IOC_OWNER,
+				     &(struct hlock_owner_args){ .reserved = 1 }));
+	ASSERT_EQ(-EFAULT, raw_ioctl(l, HLOCK_IOC_OWNER, NULL));
 }
 
 TEST_HARNESS_MAIN

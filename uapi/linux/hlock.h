@@ -152,6 +152,8 @@ struct hlock_info {
 #define HLOCK_FEAT_CLUSTER	(1ULL << 8)
 /* HLOCK_IOC_CLUSTER: bind the lock space of any IPC namespace. */
 #define HLOCK_FEAT_CLUSTER_BIND	(1ULL << 9)
+/* HLOCK_IOC_OWNER: lockers whose locks end with their process. */
+#define HLOCK_FEAT_OWNER	(1ULL << 10)
 
 /* Levels of the statistics: a resource's depth below the root. */
 #define HLOCK_LEVEL_GLOBAL	0	/* the root */
@@ -676,5 +678,35 @@ struct hlock_cluster_args {
  * binding the initial namespace (it joins at once).
  */
 #define HLOCK_IOC_CLUSTER	_IOWR(HLOCK_IOC_MAGIC, 16, struct hlock_cluster_args)
+
+/* Flags of struct hlock_owner_args. */
+/* The locker's locks end with the process that set this. */
+#define HLOCK_OWNER_PROCESS	(1U << 0)
+
+/**
+ * struct hlock_owner_args - Argument of HLOCK_IOC_OWNER: who a locker's
+ *	locks belong to.
+ * @flags: 0, the default: to the open file, released at its last close
+ *	(a descriptor in any process, a ring's request or registered file
+ *	keeps them); or HLOCK_OWNER_PROCESS: to the calling process, released
+ *	when it exits (its descriptor table's close of the locker at exit)
+ *	even while other references keep the file open.
+ * @reserved: Must be zero.
+ *
+ * A locker shared by fork() or SCM_RIGHTS has one owner: the process that
+ * set HLOCK_OWNER_PROCESS last.  The others use the locker as before; their
+ * exits release nothing.  Once the owner's exit released the locks, the
+ * locker is owned by its file again.
+ */
+struct hlock_owner_args {
+	__u32 flags;
+	__u32 reserved;
+};
+
+/*
+ * HLOCK_IOC_OWNER: set who the locker's locks belong to
+ * (HLOCK_FEAT_OWNER).  Errors: EINVAL.
+ */
+#define HLOCK_IOC_OWNER		_IOW(HLOCK_IOC_MAGIC, 17, struct hlock_owner_args)
 
 #endif /* _UAPI_LINUX_HLOCK_H */
