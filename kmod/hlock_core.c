@@ -25,13 +25,6 @@ const unsigned int hl_conflict_mask[HLOCK_NR_MODES] = {
 };
 
 /*
- * Test only: a new request on a head is granted without looking at what
- * is granted or waits there, so that hlock_torture's invariant checks can
- * be seen to fail.  Set through the glue's test_skip_conflict parameter.
- */
-bool hl_test_skip_conflict;
-
-/*
  * The modes each mode covers, in the lattice IS < IX < SIX < X and
  * IS < S < SIX (NL below everything).
  */

@@ -519,7 +519,16 @@ bool hl_node_refused(const struct hl_head *h, s64 seq);
 void hl_node_remote(struct hl_head *h, unsigned int mask);
 void hl_node_changed(struct hl_head *h, struct hl_grants *g);
 void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g);
+#ifdef HLOCK_TEST
+/*
+ * Test build only (hlock_test.c's test_skip_conflict): a new request is
+ * granted without the conflict check, so that hlock_torture's invariant
+ * checks can be seen to fail.  Elsewhere a constant the compiler drops.
+ */
 extern bool hl_test_skip_conflict;
+#else
+#define hl_test_skip_conflict	false
+#endif
 
 /**
  * struct hl_blockers - Who blocks a request, for the lock table and logs.

@@ -274,6 +274,11 @@ int hlock_kernel_held(struct hlock_locker *lk, const char *path)
 }
 EXPORT_SYMBOL_GPL(hlock_kernel_held);
 
+#ifdef HLOCK_TEST
+/*
+ * What hlock_torture checks its invariants with: in the test build only,
+ * which is the only one that builds hlock_torture.
+ */
 /**
  * hlock_kernel_granted() - What all lockers are granted on a path, per
  *	mode: for invariant checks (hlock_torture) and tests.
@@ -321,3 +326,4 @@ unsigned int hlock_kernel_grant_policy(void)
 	return hl_grant_policy();
 }
 EXPORT_SYMBOL_GPL(hlock_kernel_grant_policy);
+#endif /* HLOCK_TEST */

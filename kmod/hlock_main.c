@@ -56,27 +56,6 @@ module_param_cb(grant_policy, &hl_policy_ops, NULL, 0644);
 MODULE_PARM_DESC(grant_policy,
 		 "What a release grants behind the queue head: batch (every compatible waiter) or fifo (up to the first conflict)");
 
-static int hl_skip_conflict_set(const char *val, const struct kernel_param *kp)
-{
-	int ret = param_set_bool(val, kp);
-
-	/* A broken lock manager: say so in every report that follows. */
-	if (!ret && hl_test_skip_conflict) {
-		pr_warn("hlock: test_skip_conflict: grants ignore conflicts\n");
-		add_taint(TAINT_TEST, LOCKDEP_STILL_OK);
-	}
-	return ret;
-}
-
-static const struct kernel_param_ops hl_skip_conflict_ops = {
-	.set = hl_skip_conflict_set,
-	.get = param_get_bool,
-};
-module_param_cb(test_skip_conflict, &hl_skip_conflict_ops,
-		&hl_test_skip_conflict, 0644);
-MODULE_PARM_DESC(test_skip_conflict,
-		 "Test only: grant new requests without the conflict check (taints the kernel)");
-
 /**
  * hl_grant_policy() - The grant policy in force.
  *

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hlock: the test build's stall points (hlock_test.h).
+ * hlock: what only the test build has (hlock_test.h): stall points, and
+ * the switches a test sets to see its checks fail.
  *
  * /sys/kernel/debug/hlock/test_stall, root only:
  *
@@ -21,6 +22,9 @@
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
+#include <linux/panic.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -138,6 +142,33 @@ static const struct file_operations hl_test_fops = {
 	.write = hl_test_write,
 	.llseek = noop_llseek,
 };
+
+/*
+ * test_skip_conflict: grant new requests without the conflict check, so
+ * that hlock_torture's checks can be seen to fail (scripts/torture
+ * --broken).  A broken lock manager: every report that follows says so.
+ */
+bool hl_test_skip_conflict;
+
+static int hl_skip_conflict_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_bool(val, kp);
+
+	if (!ret && hl_test_skip_conflict) {
+		pr_warn("test_skip_conflict: grants ignore conflicts\n");
+		add_taint(TAINT_TEST, LOCKDEP_STILL_OK);
+	}
+	return ret;
+}
+
+static const struct kernel_param_ops hl_skip_conflict_ops = {
+	.set = hl_skip_conflict_set,
+	.get = param_get_bool,
+};
+module_param_cb(test_skip_conflict, &hl_skip_conflict_ops,
+		&hl_test_skip_conflict, 0644);
+MODULE_PARM_DESC(test_skip_conflict,
+		 "Test build only: grant new requests without the conflict check (taints the kernel)");
 
 /**
  * hl_test_debugfs() - Create /sys/kernel/debug/hlock/test_stall.

@@ -65,6 +65,10 @@ int hlock_kernel_unlock(struct hlock_locker *lk, const char *path);
 int hlock_kernel_downgrade(struct hlock_locker *lk, const char *path,
 			   unsigned int mode);
 int hlock_kernel_held(struct hlock_locker *lk, const char *path);
+/*
+ * For hlock_torture's checks, in the test build of hlock only (make ko,
+ * CONFIG_HLOCK_TEST=y): the module users load does not export them.
+ */
 int hlock_kernel_granted(struct hlock_locker *lk, const char *path,
 			 unsigned int counts[HLOCK_NR_MODES]);
 unsigned int hlock_kernel_grant_policy(void);
