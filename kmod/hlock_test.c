@@ -4,8 +4,8 @@
  *
  * /sys/kernel/debug/hlock/test_stall, root only:
  *
- *   write "reclaim NAME"   arm the point for the resource named NAME (its
- *                          last path component)
+ *   write "POINT NAME"     arm POINT (reclaim, wait) for the resource
+ *                          named NAME (its last path component)
  *   write "go"             let a stalled point go on (or disarm it)
  *   read                   "idle", "armed" or "stalled"
  *
@@ -39,6 +39,7 @@ static const char *const hl_ts_names[] = {
 
 static const char *const hl_tp_names[HL_TP_NR] = {
 	[HL_TP_RECLAIM] = "reclaim",
+	[HL_TP_WAIT] = "wait",
 };
 
 static DEFINE_SPINLOCK(hl_test_lock);
@@ -79,6 +80,26 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 	pr_warn("test stall at %s: not let go in %u ms\n", hl_tp_names[tp],
 		HL_TEST_STALL_MS);
 	WRITE_ONCE(hl_test.state, HL_TS_IDLE);
+}
+
+/**
+ * hl_test_stall_path() - hl_test_stall() for the last component of a path.
+ * @tp: The point.
+ * @path: The path (not NUL-terminated).
+ * @len: Its length.
+ *
+ * Context: as hl_test_stall().
+ */
+void hl_test_stall_path(enum hl_test_point tp, const char *path,
+			unsigned int len)
+{
+	const char *name = path + len;
+
+	if (READ_ONCE(hl_test.state) != HL_TS_ARMED)
+		return;
+	while (name > path && name[-1] != '/')
+		name--;
+	hl_test_stall(tp, name, path + len - name);
 }
 
 static ssize_t hl_test_write(struct file *file, const char __user *ubuf,

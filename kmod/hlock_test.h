@@ -21,15 +21,28 @@ struct dentry;
 enum hl_test_point {
 	/* hl_res_reclaim(): the children count read, the head not locked. */
 	HL_TP_RECLAIM,
+	/*
+	 * hl_lock_call(): a blocking call that waits dropped the locker's
+	 * lock and has not begun to sleep; named by its path's last
+	 * component.
+	 */
+	HL_TP_WAIT,
 	HL_TP_NR,
 };
 
 #ifdef HLOCK_TEST
 void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len);
+void hl_test_stall_path(enum hl_test_point tp, const char *path,
+			unsigned int len);
 void hl_test_debugfs(struct dentry *dir);
 #else
 static inline void hl_test_stall(enum hl_test_point tp, const char *name,
 				 unsigned int len)
+{
+}
+
+static inline void hl_test_stall_path(enum hl_test_point tp,
+				      const char *path, unsigned int len)
 {
 }
 
