@@ -4,7 +4,7 @@
  *
  * /sys/kernel/debug/hlock/test_stall, root only:
  *
- *   write "POINT NAME"     arm POINT (reclaim, wait) for the resource
+ *   write "POINT NAME"     arm POINT (reclaim, wait, table) for the resource
  *                          named NAME (its last path component)
  *   write "go"             let a stalled point go on (or disarm it)
  *   read                   "idle", "armed" or "stalled"
@@ -40,6 +40,7 @@ static const char *const hl_ts_names[] = {
 static const char *const hl_tp_names[HL_TP_NR] = {
 	[HL_TP_RECLAIM] = "reclaim",
 	[HL_TP_WAIT] = "wait",
+	[HL_TP_TABLE] = "table",
 };
 
 static DEFINE_SPINLOCK(hl_test_lock);

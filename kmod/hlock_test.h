@@ -27,6 +27,12 @@ enum hl_test_point {
 	 * component.
 	 */
 	HL_TP_WAIT,
+	/*
+	 * hl_snap_req(): the lock table's record of a request made, the
+	 * walk of the other lockers still to come; named by the request's
+	 * resource.  Its locker's lock is held.
+	 */
+	HL_TP_TABLE,
 	HL_TP_NR,
 };
 
