@@ -333,6 +333,32 @@ TEST_F_TIMEOUT(dl, new_head_fifo, TEST_TMO)
 }
 
 /*
+ * The same cycle closed when the head of the queue gives up instead of
+ * being granted: F's request is cancelled, and E, the new head, refused.
+ */
+TEST_F_TIMEOUT(dl, new_head_withdrawn, TEST_TMO)
+{
+	int *fd = self->fd;
+
+	ASSERT_EQ(0, hlock_lock(fd[0], "r2", S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[1], "r", IS, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[2], "r", S, 0, 0));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[3], "r", IX, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[4], "r", X, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[0], "r", SIX, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[1], "r2", X, ASYNC, -1));
+	ASSERT_EQ(self->before, deadlocks(fd[0]));
+	ASSERT_EQ(0, hlock_unlock(fd[3], "r"));
+	ASSERT_EQ(self->before + 1, deadlocks(fd[0]))
+		TH_LOG("the new head closed a cycle, nobody refused");
+	ASSERT_EQ(-EDEADLK, hlock_wait(fd[4], 0));
+	ASSERT_EQ(-EAGAIN, hlock_wait(fd[0], 0));
+	ASSERT_EQ(-EAGAIN, hlock_wait(fd[1], 0));
+	ASSERT_EQ(0, hlock_unlock(fd[2], "r"));
+	ASSERT_EQ(0, hlock_wait(fd[0], 0));
+}
+
+/*
  * Issue 30, item 4: a cycle closed when a queue's waiters come to wait
  * for every conflicting waiter ahead: under fifo the last compatible-first
  * holder goes (@change false), or the resource takes up fifo, set while

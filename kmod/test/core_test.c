@@ -1386,6 +1386,33 @@ static void test_deadlock_new_head(unsigned int pol, bool cf, bool stale)
 }
 
 /*
+ * The same cycle closed when the head of the queue is withdrawn rather
+ * than granted: F gives up, and E, the new head, is refused.
+ */
+static void test_deadlock_head_withdrawn(void)
+{
+	unsigned long found = note_deadlock;
+
+	CHECK(lock(0, "r2", HLOCK_S, 0) == 0 && lock(1, "r", HLOCK_IS, 0) == 0 &&
+	      lock(2, "r", HLOCK_S, 0) == 0, "holders");
+	CHECK(lock(3, "r", HLOCK_IX, 0) == -EINPROGRESS, "F waits");
+	CHECK(lock(4, "r", HLOCK_X, 0) == -EINPROGRESS, "E waits");
+	CHECK(lock(0, "r", HLOCK_SIX, 0) == -EINPROGRESS, "D waits");
+	CHECK(lock(1, "r2", HLOCK_X, 0) == -EINPROGRESS, "X waits");
+	CHECK(note_deadlock == found && !any_cycle(5), "no cycle yet");
+	cancel(3);
+	CHECK(note_deadlock == found + 1, "the new head's cycle refused");
+	CHECK(collect(4) == -EDEADLK, "E refused");
+	CHECK(collect(0) == -EAGAIN && collect(1) == -EAGAIN,
+	      "D and X wait on");
+	CHECK(!any_cycle(5), "no cycle left");
+	check_invariants();
+	CHECK(unlock(2, "r") == 0 && collect(0) == 0, "Y lets go, D gets SIX");
+	check_invariants();
+	reset();
+}
+
+/*
  * Issue 30, item 4: a cycle closed when a queue's waiters come to wait for
  * every conflicting waiter ahead of them: a compatible-first holder goes
  * under fifo (@change false), or the head takes up fifo at its first
@@ -2239,6 +2266,7 @@ int main(void)
 	test_deadlock_new_head(HLOCK_POLICY_BATCH, false, true);
 	test_deadlock_new_head(HLOCK_POLICY_FIFO, true, false);
 	test_deadlock_new_head(HLOCK_POLICY_FIFO, false, false);
+	test_deadlock_head_withdrawn();
 	test_deadlock_all_ahead(false);
 	test_deadlock_all_ahead(true);
 	test_downgrade();
