@@ -454,6 +454,7 @@ static void dl_recheck(struct hl_req *req, struct hl_grants *g)
 {
 	struct hl_locker *lk = req->locker;
 
+	hl_assert_head_locked(req->head);
 	if (lk->op.flags & HL_RF_TRY)
 		return;
 	lk->dl_recheck = true;
@@ -476,6 +477,7 @@ static void queue_changed(struct hl_head *h, struct hl_grants *g, bool ahead)
 	struct hl_req *req;
 	unsigned int m, queued = 0;
 
+	hl_assert_head_locked(h);
 	if (!hl_deadlock_detect())
 		return;
 	if (ahead) {
@@ -504,6 +506,7 @@ static bool take_policy(struct hl_head *h)
 {
 	bool fifo = hl_grant_policy() == HLOCK_POLICY_FIFO;
 
+	hl_assert_head_locked(h);
 	if (likely(h->fifo == fifo))
 		return false;
 	h->fifo = fifo;
