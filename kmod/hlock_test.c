@@ -12,13 +12,16 @@
  * One point is armed at a time, and it stalls once.  A stall may sit in
  * an RCU read section (the reclaim walk), so it spins rather than sleeps,
  * and gives up after HL_TEST_STALL_MS whatever the test does: a test that
- * dies never leaves a CPU spinning.
+ * dies never leaves a CPU spinning.  That time is the clock's, not a count
+ * of mdelay() calls, which under emulation can be much shorter than they
+ * ask (on 6.1 in qemu, 5000 of them took less than half a second).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/ktime.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -61,7 +64,7 @@ static struct {
  */
 void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 {
-	unsigned int ms;
+	u64 end;
 
 	if (READ_ONCE(hl_test.state) != HL_TS_ARMED)
 		return;
@@ -73,7 +76,8 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 	}
 	WRITE_ONCE(hl_test.state, HL_TS_STALLED);
 	spin_unlock(&hl_test_lock);
-	for (ms = 0; ms < HL_TEST_STALL_MS; ms++) {
+	end = ktime_get_ns() + HL_TEST_STALL_MS * NSEC_PER_MSEC;
+	while (ktime_get_ns() < end) {
 		if (READ_ONCE(hl_test.state) != HL_TS_STALLED)
 			return;
 		mdelay(1);
