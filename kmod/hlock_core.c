@@ -163,6 +163,7 @@ void hl_head_init(struct hl_head *h, struct hl_head *parent)
 	h->wait_mask = 0;
 	h->conv_mask = 0;
 	h->compat_first = 0;
+	h->fifo = hl_grant_policy() == HLOCK_POLICY_FIFO;
 	h->front_seq = 0;
 	h->back_seq = 0;
 	h->parent = parent;
@@ -317,6 +318,7 @@ static void wait_begin(struct hl_req *req)
 
 	if (unlikely(req->head->cluster) && (lk->op.flags & HL_RF_TRY))
 		req->head->try_waiting++;
+	lk->dl_recheck = false;
 	WRITE_ONCE(lk->wait_head, req->head);
 	WRITE_ONCE(lk->wait_req, req);
 	WRITE_ONCE(lk->wait_seq, lk->wait_seq + 1);
@@ -435,24 +437,97 @@ static struct hl_req *conv_next(struct hl_head *h)
 }
 
 /*
+ * A request that waits already on @req's head gained an edge to @req in
+ * the wait-for graph (hlock_deadlock.c), which may close a cycle.  The
+ * searches run when a wait starts, and @req's started before: it searches
+ * again, from its locker's continuation (hl_op_continue()), which finds
+ * every cycle through it.  A try never searches.  Context: head lock.
+ */
+static void dl_recheck(struct hl_req *req, struct hl_grants *g)
+{
+	struct hl_locker *lk = req->locker;
+
+	hl_assert_head_locked(req->head);
+	if (lk->op.flags & HL_RF_TRY)
+		return;
+	lk->dl_recheck = true;
+	hl_grant_notify(lk, g);
+}
+
+/*
+ * What the waiters of @h's queue wait for changed without a new wait: its
+ * head was granted or withdrawn, and every waiter behind the new one waits
+ * for it (hl_queue_first()); or, @ahead, hl_waits_all_ahead() became true,
+ * and every waiter waits for the conflicting ones ahead.  Those that
+ * gained an edge search again (dl_recheck()): the new head; for @ahead,
+ * every waiter, as any may now be waited for.  That walk is O(waiters on
+ * @h), as hl_node_lost_notify(), and comes only with a change of
+ * grant_policy or the end of a compatible-first grant, both privileged.
+ * Context: head lock.
+ */
+static void queue_changed(struct hl_head *h, struct hl_grants *g, bool ahead)
+{
+	struct hl_req *req;
+	unsigned int m, queued = 0;
+
+	hl_assert_head_locked(h);
+	if (!hl_deadlock_detect())
+		return;
+	if (ahead) {
+		for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
+			list_for_each_entry(req, &h->queue[m], node)
+				dl_recheck(req, g);
+		return;
+	}
+	req = hl_queue_first(h, 0);
+	if (!req)
+		return;
+	/* A head alone in its queue is waited for by no new waiter. */
+	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
+		queued += h->wait_count[m] - h->conv_count[m];
+	if (queued > 1)
+		dl_recheck(req, g);
+}
+
+/*
+ * Take up the grant policy in force on @h, for this pass and the deadlock
+ * searches until the next one: both read it from @h->fifo, so they agree
+ * on what a waiter waits for.  Return: true when @h takes up fifo now,
+ * which makes its waiters wait for the conflicting ones ahead.
+ */
+static bool take_policy(struct hl_head *h)
+{
+	bool fifo = hl_grant_policy() == HLOCK_POLICY_FIFO;
+
+	hl_assert_head_locked(h);
+	if (likely(h->fifo == fifo))
+		return false;
+	h->fifo = fifo;
+	return fifo;
+}
+
+/*
  * Grant what a release, downgrade or cancel on @h made grantable:
  * pending conversions first, then the queue.  If the head of the queue
  * cannot be granted, nothing in the queue is: that is what keeps an X
  * waiter from starving behind a stream of readers.  A conversion still
  * pending waits ahead of the whole queue, so its target mode bars queued
  * requests too.  The work is one step per request granted plus one per
- * mode: each mode's queue is looked at from its front only.
+ * mode: each mode's queue is looked at from its front only.  A new head
+ * of the queue, or a change of policy, may close a cycle of waits: see
+ * queue_changed().
  */
 static void grant_pass(struct hl_head *h, struct hl_grants *g)
 {
-	bool batch, first = true;
+	bool batch, first = true, ahead;
 	unsigned int skip = 0;
 	struct hl_req *req;
 
 	/* Pending conversions count in wait_mask too. */
 	if (!h->wait_mask)
 		return;
-	batch = hl_grant_policy() == HLOCK_POLICY_BATCH;
+	ahead = take_policy(h);
+	batch = !h->fifo;
 	while ((req = conv_next(h))) {
 		unsigned int target = req->convert;
 
@@ -489,6 +564,9 @@ static void grant_pass(struct hl_head *h, struct hl_grants *g)
 		if (req->mode == HLOCK_X)
 			break;
 	}
+	ahead = ahead && !h->compat_first;
+	if (!first || ahead)
+		queue_changed(h, g, ahead);
 }
 
 /*
@@ -625,8 +703,11 @@ static bool head_convert(struct hl_head *h, struct hl_req *req,
 static void head_cancel(struct hl_head *h, struct hl_req *req,
 			struct hl_grants *g)
 {
+	bool head = false;
+
 	wait_end(req);
 	if (req->state == HL_WAITING) {
+		head = hl_queue_first(h, 0) == req;
 		list_del(&req->node);
 		count_sub(h->wait_count, &h->wait_mask, req->mode, 1);
 	} else {
@@ -634,6 +715,9 @@ static void head_cancel(struct hl_head *h, struct hl_req *req,
 		req->convert_flags = 0;
 	}
 	grant_pass(h, g);
+	/* The pass saw the new head, but not that the old one left. */
+	if (head)
+		queue_changed(h, g, false);
 	node_changed(h);
 }
 
@@ -739,11 +823,13 @@ static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 {
 	struct hl_head *h = req->head;
 	unsigned int old = req->mode;
+	bool cf;
 
 	/* Partitioned: nothing waits, nobody to grant. */
 	if (req->part && part_change(h, req, m, false))
 		return;
 	hl_head_lock(h);
+	cf = h->compat_first;
 	if (req->part) {
 		part_change(h, req, m, true);
 	} else {
@@ -765,6 +851,9 @@ static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 	if (old == HLOCK_SIX || old == HLOCK_X)
 		hl_lvb_publish(req);
 	grant_pass(h, g);
+	/* The last compatible-first grant went: fifo waits for all ahead. */
+	if (unlikely(cf) && hl_waits_all_ahead(h))
+		queue_changed(h, g, true);
 	node_changed(h);
 	hl_head_unlock(h);
 }
@@ -806,6 +895,7 @@ void hl_locker_init(struct hl_locker *lk)
 	lk->wait_seq = 0;
 	lk->hold_seq = 0;
 	lk->dl_mark = 0;
+	lk->dl_recheck = false;
 	lk->op.state = HL_OP_IDLE;
 	lk->op.nr = 0;
 	lk->op.pinned = 0;
@@ -1351,10 +1441,14 @@ int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
  * @lk: The locker.
  * @g: Lockers that this continuation's own grant passes granted.
  *
- * Idempotent: it does nothing unless the waiting level was granted.  If a
- * later level fails (no memory for a resource), or the waiting level is on
- * a cluster head whose node lost the cluster (-ENOLINK), everything is
+ * Idempotent: it does nothing unless the waiting level was granted, or
+ * must be searched again for deadlocks (dl_recheck()).  If a later level
+ * fails (no memory for a resource), the waiting level is on a cluster head
+ * whose node lost the cluster (-ENOLINK), or the search finds that a cycle
+ * of waits now goes through the waiting level (-EDEADLK), everything is
  * undone and the slot is HL_OP_FAILED with the error.
+ *
+ * Context: the locker lock, no other hlock lock held; may sleep.
  *
  * Return: 0 when the operation is granted, -EINPROGRESS while it waits,
  * the error of a failed one, -ENOENT when the slot holds no operation.
@@ -1362,8 +1456,8 @@ int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
 int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
+	bool granted, lost, recheck;
 	struct hl_head *h;
-	bool granted, lost;
 	int ret;
 
 	switch (op->state) {
@@ -1380,11 +1474,17 @@ int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 	hl_head_lock(h);
 	granted = op->reqs[op->level]->state == HL_GRANTED;
 	lost = !granted && unlikely(h->cluster) && hl_node_lost(h);
+	recheck = !granted && lk->dl_recheck;
+	lk->dl_recheck = false;
 	hl_head_unlock(h);
-	if (lost) {
-		/* Its node lost the cluster: it will never be granted. */
+	if (lost || (recheck && hl_deadlock_check(lk, g))) {
+		/*
+		 * Its node lost the cluster: it will never be granted.  Or
+		 * an edge to its wait closed a cycle (dl_recheck()): it was
+		 * withdrawn.
+		 */
 		op_undo(lk, g);
-		op->error = -ENOLINK;
+		op->error = lost ? -ENOLINK : -EDEADLK;
 		op->state = HL_OP_FAILED;
 		hl_op_done(lk);
 		return op->error;
@@ -1946,12 +2046,16 @@ void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
  * for it.  Otherwise a pass that granted something skips a conflicting
  * waiter and goes on, so a waiter further back may overtake it; only the
  * first of the queue, which every pass must grant before any other, is
- * waited for by all.
+ * waited for by all.  The policy is the one @h took up at its last grant
+ * pass (take_policy()) while it is still in force: a change to batch
+ * shows at the next pass, before anything more is granted, and a change
+ * to fifo only there.
  *
  * Context: head lock held.
  * Return: true in the first case.
  */
 bool hl_waits_all_ahead(const struct hl_head *h)
 {
-	return hl_grant_policy() == HLOCK_POLICY_FIFO && !h->compat_first;
+	return h->fifo && !h->compat_first &&
+	       hl_grant_policy() == HLOCK_POLICY_FIFO;
 }

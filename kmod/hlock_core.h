@@ -130,6 +130,11 @@ struct hl_part {
  * @wait_mask: Bit m set when @wait_count[m] is non-zero.
  * @conv_mask: Bit m set when @conv_count[m] is non-zero.
  * @compat_first: Granted requests that carry HL_RF_COMPAT_FIRST.
+ * @fifo: The grant policy the head's grant passes apply: fifo's rules,
+ *	else batch's.  Taken up from hl_grant_policy() by the first grant
+ *	pass that runs after it changed (nothing is granted from the queue
+ *	in between); the deadlock searches go by it too, as long as the
+ *	policy in force is still fifo (hl_waits_all_ahead()).
  * @front_seq: Sequence number of the last HLOCK_F_FRONT arrival (falls).
  * @back_seq: Sequence number of the last other arrival (rises).
  * @parent: The resource one level up; NULL for the root.
@@ -169,6 +174,7 @@ struct hl_head {
 	unsigned int wait_mask;
 	unsigned int conv_mask;
 	unsigned int compat_first;
+	bool fifo;
 	s64 front_seq;
 	s64 back_seq;
 	struct hl_head *parent;
@@ -362,6 +368,9 @@ struct hl_graph {
  *	released: a deadlock search that finds it unchanged knows that what
  *	the locker held is still held.
  * @dl_mark: The hl_graph.epoch of the last search that met the locker.
+ * @dl_recheck: A request that waited already gained an edge to the
+ *	locker's waiting request: its continuation searches again
+ *	(hl_op_continue()).
  * @op: The operation slot.
  * @index_inline: @index until it grows (hl_locker_index_swap()).
  *
@@ -369,8 +378,9 @@ struct hl_graph {
  * which the glue's hl_grant_notify() and its continuation loop own;
  * @wait_head, @wait_req and @wait_seq, which change under the head lock of
  * the resource where the request waits; @hold_seq, which the locker
- * changes under the head lock of the request lowered; and @dl_mark, under
- * hl_graph.lock.  The deadlock search reads the first four of other
+ * changes under the head lock of the request lowered; @dl_recheck, under
+ * the head lock of the resource where the request waits; and @dl_mark,
+ * under hl_graph.lock.  The deadlock search reads the first four of other
  * lockers under head locks only (READ_ONCE()).
  */
 struct hl_locker {
@@ -390,6 +400,7 @@ struct hl_locker {
 	unsigned int wait_seq;
 	unsigned int hold_seq;
 	unsigned long dl_mark;
+	bool dl_recheck;
 	struct hl_op op;
 	struct hlist_head index_inline[1 << HL_INDEX_INLINE_BITS];
 };

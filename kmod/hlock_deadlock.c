@@ -17,11 +17,18 @@
  * The search runs when a request starts to wait, from its locker: a
  * breadth-first walk from its blockers over the blockers of each waiting
  * locker it meets, looking for the locker itself.  Lockers that do not
- * wait end no path, as they can still let go.  The searches of a lock
- * space are serialized (hl_graph_lock()), so of two requests that close
- * a cycle together, the later search sees both, and a search that refuses
- * its request withdraws it before the next one starts: only one request of
- * a cycle is refused.
+ * wait end no path, as they can still let go.  It runs again, from the
+ * locker's continuation, for a request that waited already when other
+ * waiters gain edges to it: when it becomes the first of its queue, and
+ * for each waiter of a queue whose waiters come to wait for all those
+ * ahead (hlock_core.c's queue_changed()).  Any other new edge points at a
+ * request that starts to wait then, or at a holder, which closes a cycle
+ * only once it waits itself: every cycle is searched for from one of its
+ * lockers once its last edge is there.  The searches of a lock space are
+ * serialized (hl_graph_lock()), so of two requests that close a cycle
+ * together, the later search sees both, and a search that refuses its
+ * request withdraws it before the next one starts: only one request of a
+ * cycle is refused.
  *
  * The walk takes no two locks at once: it looks at one resource at a time
  * under its head lock, at most HL_DL_BATCH requests per hold, then drops
@@ -561,7 +568,9 @@ static int dl_search(struct hl_dl *s)
 /**
  * hl_deadlock_check() - Refuse the waiting level if its wait closes a
  *	cycle of waits.
- * @lk: The locker, whose operation just queued its level op.level.
+ * @lk: The locker, whose operation's level op.level waits: it was just
+ *	queued, or another waiter gained an edge to it (hlock_core.c's
+ *	dl_recheck()).
  * @g: Lockers that withdrawing it granted.
  *
  * Context: @lk's locker lock, no other hlock lock held; may sleep.

@@ -332,9 +332,6 @@ struct hl_leases {
  * @yielder: Under @lock, while @yielding, the task that yields.
  * @tk: Its ticket; only limited pools use it.
  * @leases: Its leases (HLOCK_FEAT_LEASE), under @lock.
- * @sleep: How its blocking calls sleep: TASK_INTERRUPTIBLE, or for a
- *	kernel locker's call TASK_KILLABLE or TASK_UNINTERRUPTIBLE; under
- *	@lock, set for the call that sleeps.
  * @kdone: A kernel locker's asynchronous call in flight: what to call
  *	when it ends (hlock_kapi.c); under @lock.
  * @kdata: The pointer to call it with.
@@ -377,7 +374,6 @@ struct hl_file {
 	struct task_struct *yielder;
 	struct hl_ticket tk;
 	struct hl_leases leases;
-	unsigned int sleep;
 	hlock_done_fn kdone;
 	void *kdata;
 	atomic_t kcalls;
@@ -457,7 +453,8 @@ void hl_file_owner_exit(struct hl_file *f);
 ktime_t hl_deadline(s64 timeout_ns);
 int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 unsigned int mode, unsigned int flags, s64 timeout_ns,
-		 s64 lease_ns, ktime_t deadline, struct hl_grants *g);
+		 s64 lease_ns, ktime_t deadline, unsigned int state,
+		 struct hl_grants *g);
 void hl_file_release_all(struct hl_file *f, struct hl_grants *g);
 
 /**

@@ -5,8 +5,9 @@
  * A kernel locker is a struct hl_file that no file holds: it is made and
  * ended here instead of by open and close, and its calls are those of the
  * ioctls, with the path a kernel string.  Two things only kernel lockers
- * have: a blocking call may sleep killable or uninterruptible (hl_file.
- * sleep), and an asynchronous call ends by calling back (hl_file.kdone)
+ * have: a blocking call may sleep killable or uninterruptible (its own
+ * way, passed down to hl_lock_call(): threads may share a locker), and an
+ * asynchronous call ends by calling back (hl_file.kdone)
  * from whichever thread grants or withdraws it, as a lock through io_uring
  * ends by posting its completion.
  */
@@ -147,10 +148,8 @@ int hlock_kernel_lock(struct hlock_locker *lk, const char *path,
 		return -EINVAL;
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	f->sleep = sleep;
 	ret = hl_lock_call(f, path, len, mode, flags & HLOCK_F_ALL,
-			   timeout_ns, 0, 0, &g);
-	f->sleep = TASK_INTERRUPTIBLE;
+			   timeout_ns, 0, 0, sleep, &g);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
 	return ret;
@@ -197,7 +196,7 @@ int hlock_kernel_lock_async(struct hlock_locker *lk, const char *path,
 		f->kdone = done;
 		f->kdata = data;
 		ret = hl_lock_call(f, path, len, mode, flags | HLOCK_F_ASYNC,
-				   -1, 0, 0, &g);
+				   -1, 0, 0, TASK_INTERRUPTIBLE, &g);
 		if (ret != -EINPROGRESS) {
 			f->kdone = NULL;
 			f->kdata = NULL;

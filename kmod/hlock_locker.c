@@ -25,6 +25,7 @@
 #include <linux/xarray.h>
 
 #include "hlock_internal.h"
+#include "hlock_test.h"
 #include "hlock_trace.h"
 
 /* Requests close releases between two looks at the scheduler. */
@@ -508,23 +509,28 @@ void hl_grants_continue(struct hl_grants *g)
 }
 
 /*
- * Sleep until the slot of @f leaves generation @seen, a signal comes, or
- * @deadline passes (KTIME_MAX: never).  Return: 0, -EINTR or -ETIMEDOUT;
- * the caller looks at the slot again under the lock in every case.
+ * Sleep in @state until the slot of @f leaves generation @seen, a signal
+ * comes, or @deadline passes (KTIME_MAX: never).  @state is the calling
+ * thread's own: TASK_INTERRUPTIBLE, or for a kernel locker's call
+ * TASK_KILLABLE or TASK_UNINTERRUPTIBLE; other threads of the locker may
+ * make calls meanwhile, with other states.  Return: 0, -EINTR or
+ * -ETIMEDOUT; the caller looks at the slot again under the lock in every
+ * case.
  */
-static int hl_wait_slot(struct hl_file *f, unsigned int seen, ktime_t deadline)
+static int hl_wait_slot(struct hl_file *f, unsigned int seen, ktime_t deadline,
+			unsigned int state)
 {
 	ktime_t left;
 	long ret;
 
-	if (unlikely(f->sleep != TASK_INTERRUPTIBLE)) {
+	if (unlikely(state != TASK_INTERRUPTIBLE)) {
 		/* A kernel locker's call: killable or uninterruptible. */
 		left = deadline == KTIME_MAX ? KTIME_MAX :
 		       ktime_sub(deadline, ktime_get());
 		if (left <= 0)
 			return -ETIMEDOUT;
 		ret = __wait_event_hrtimeout(f->wq, READ_ONCE(f->gen) != seen,
-					     left, f->sleep);
+					     left, state);
 	} else if (deadline == KTIME_MAX) {
 		ret = wait_event_interruptible(f->wq, READ_ONCE(f->gen) != seen);
 	} else {
@@ -743,6 +749,9 @@ static int hl_lock_try(struct hl_file *f, struct hl_grants *g)
  * @deadline: When its waits end (KTIME_MAX: never); 0 to take it from
  *	@timeout_ns when it first waits.  A caller making several calls
  *	under one timeout passes the same deadline to each.
+ * @state: How the call sleeps while it waits: TASK_INTERRUPTIBLE, or for
+ *	a kernel locker TASK_KILLABLE or TASK_UNINTERRUPTIBLE.  The call's
+ *	own, never the locker's: threads share a locker.
  * @g: Lockers its grant passes granted, for the caller to run.
  *
  * Context: process context, f->lock held; may sleep.
@@ -751,7 +760,8 @@ static int hl_lock_try(struct hl_file *f, struct hl_grants *g)
  */
 int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 unsigned int mode, unsigned int flags, s64 timeout_ns,
-		 s64 lease_ns, ktime_t deadline, struct hl_grants *g)
+		 s64 lease_ns, ktime_t deadline, unsigned int state,
+		 struct hl_grants *g)
 {
 	int ret, c;
 
@@ -777,7 +787,9 @@ int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 
 		hl_file_unlock(f);
 		hl_grants_run(g);
-		ret = hl_wait_slot(f, seen, deadline);
+		/* Where a test may hold the call, unlocked (hlock_test.h). */
+		hl_test_stall_path(HL_TP_WAIT, buf, len);
+		ret = hl_wait_slot(f, seen, deadline, state);
 		mutex_lock(&f->lock);
 		/* A grant that raced with the timeout or the signal wins. */
 		c = hl_lock_continue(f, g);
@@ -812,7 +824,7 @@ int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
 	ret = hl_lock_call(f, buf, len, mode, flags, timeout_ns, lease_ns, 0,
-			   &g);
+			   TASK_INTERRUPTIBLE, &g);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
 	return ret;
@@ -972,7 +984,7 @@ int hl_do_wait(struct hl_file *f, s64 timeout_ns)
 		seen = f->gen;
 		hl_file_unlock(f);
 		hl_grants_run(&g);
-		ret = hl_wait_slot(f, seen, deadline);
+		ret = hl_wait_slot(f, seen, deadline, TASK_INTERRUPTIBLE);
 		mutex_lock(&f->lock);
 	}
 	if (ret == -EINTR)
@@ -1144,7 +1156,6 @@ struct hl_file *hl_file_new(struct hl_ns *ns)
 	mutex_init(&f->lock);
 	refcount_set(&f->ref, 1);
 	init_waitqueue_head(&f->wq);
-	f->sleep = TASK_INTERRUPTIBLE;
 	atomic_set(&f->kcalls, 0);
 	hl_ring_init(f);
 	INIT_LIST_HEAD(&f->tk.node);

@@ -34,7 +34,10 @@
 /* Bytes a table copy moves between two looks at the scheduler. */
 #define HL_TABLE_CHUNK	SZ_64K
 
-/* A table being built. */
+/*
+ * A table being built.  @now is the clock read for the locker being
+ * walked, under its lock (hl_snap_file()).
+ */
 struct hl_snap {
 	char *buf;
 	size_t cap;
@@ -205,6 +208,8 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 	hl_lease_fill(req, ext);
 	memcpy(ext->why, f->why, sizeof(ext->why));
 	s->count++;
+	/* Where a test may hold the walk (hlock_test.h). */
+	hl_test_stall_path(HL_TP_TABLE, (char *)(rec + 1), len);
 	return 0;
 }
 
@@ -218,6 +223,14 @@ static int hl_snap_file(struct hl_snap *s, struct hl_file *f)
 	int err = 0;
 
 	mutex_lock(&f->lock);
+	/*
+	 * Read under the lock its wait and grant times are set under
+	 * (f->wait_start, hl_req.since), so never before them: a clock read
+	 * once for the whole walk came before the times of a wait or grant
+	 * made while the walk got to the locker, and wait_ns and held_ns
+	 * wrapped to about 2^64 ns.
+	 */
+	s->now = hl_clock();
 	if (op->state == HL_OP_WAITING && op->queued)
 		pending = op->reqs[op->level];
 	hlist_for_each_entry(req, &lk->reqs, locker_node) {
@@ -249,7 +262,6 @@ static int hl_snap_build(struct hl_snap *s, size_t limit,
 	memset(s, 0, sizeof(*s));
 	s->limit = limit;
 	s->ns = ns;
-	s->now = hl_clock();
 	for (;;) {
 		xa_lock(&space->lockers);
 		f = xa_find(&space->lockers, &id, ULONG_MAX, XA_PRESENT);

@@ -5,17 +5,19 @@
  *
  * /sys/kernel/debug/hlock/test_stall, root only:
  *
- *   write "POINT NAME"     arm POINT for NAME: "reclaim" and the resource
- *                          named NAME (its last path component), or
- *                          "lease_work" and the locker whose last lock
- *                          call was made by command NAME
+ *   write "POINT NAME"     arm POINT for NAME: "reclaim", "wait" or "table"
+ *                          and the resource named NAME (its last path
+ *                          component), or "lease_work" and the locker whose
+ *                          last lock call was made by command NAME
  *   write "go"             let a stalled point go on (or disarm it)
  *   read                   "idle", "armed" or "stalled"
  *
  * One point is armed at a time, and it stalls once.  A stall may sit in
  * an RCU read section (the reclaim walk), so it spins rather than sleeps,
  * and gives up after HL_TEST_STALL_MS whatever the test does: a test that
- * dies never leaves a CPU spinning.
+ * dies never leaves a CPU spinning.  That time is the clock's, not a count
+ * of mdelay() calls, which under emulation can be much shorter than they
+ * ask (on 6.1 in qemu, 5000 of them took less than half a second).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -23,6 +25,7 @@
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/ktime.h>
 #include <linux/moduleparam.h>
 #include <linux/panic.h>
 #include <linux/spinlock.h>
@@ -46,6 +49,8 @@ static const char *const hl_ts_names[] = {
 static const char *const hl_tp_names[HL_TP_NR] = {
 	[HL_TP_RECLAIM] = "reclaim",
 	[HL_TP_LEASE_WORK] = "lease_work",
+	[HL_TP_WAIT] = "wait",
+	[HL_TP_TABLE] = "table",
 };
 
 static DEFINE_SPINLOCK(hl_test_lock);
@@ -66,7 +71,7 @@ static struct {
  */
 void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 {
-	unsigned int ms;
+	u64 end;
 
 	if (READ_ONCE(hl_test.state) != HL_TS_ARMED)
 		return;
@@ -78,7 +83,8 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 	}
 	WRITE_ONCE(hl_test.state, HL_TS_STALLED);
 	spin_unlock(&hl_test_lock);
-	for (ms = 0; ms < HL_TEST_STALL_MS; ms++) {
+	end = ktime_get_ns() + HL_TEST_STALL_MS * NSEC_PER_MSEC;
+	while (ktime_get_ns() < end) {
 		if (READ_ONCE(hl_test.state) != HL_TS_STALLED)
 			return;
 		mdelay(1);
@@ -86,6 +92,26 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 	pr_warn("test stall at %s: not let go in %u ms\n", hl_tp_names[tp],
 		HL_TEST_STALL_MS);
 	WRITE_ONCE(hl_test.state, HL_TS_IDLE);
+}
+
+/**
+ * hl_test_stall_path() - hl_test_stall() for the last component of a path.
+ * @tp: The point.
+ * @path: The path (not NUL-terminated).
+ * @len: Its length.
+ *
+ * Context: as hl_test_stall().
+ */
+void hl_test_stall_path(enum hl_test_point tp, const char *path,
+			unsigned int len)
+{
+	const char *name = path + len;
+
+	if (READ_ONCE(hl_test.state) != HL_TS_ARMED)
+		return;
+	while (name > path && name[-1] != '/')
+		name--;
+	hl_test_stall(tp, name, path + len - name);
 }
 
 static ssize_t hl_test_write(struct file *file, const char __user *ubuf,

@@ -27,15 +27,34 @@ enum hl_test_point {
 	 * locker's last lock call.
 	 */
 	HL_TP_LEASE_WORK,
+	/*
+	 * hl_lock_call(): a blocking call that waits dropped the locker's
+	 * lock and has not begun to sleep; named by its path's last
+	 * component.
+	 */
+	HL_TP_WAIT,
+	/*
+	 * hl_snap_req(): the lock table's record of a request made, the
+	 * walk of the other lockers still to come; named by the request's
+	 * resource.  Its locker's lock is held.
+	 */
+	HL_TP_TABLE,
 	HL_TP_NR,
 };
 
 #ifdef HLOCK_TEST
 void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len);
+void hl_test_stall_path(enum hl_test_point tp, const char *path,
+			unsigned int len);
 void hl_test_debugfs(struct dentry *dir);
 #else
 static inline void hl_test_stall(enum hl_test_point tp, const char *name,
 				 unsigned int len)
+{
+}
+
+static inline void hl_test_stall_path(enum hl_test_point tp,
+				      const char *path, unsigned int len)
 {
 }
 

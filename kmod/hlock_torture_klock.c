@@ -5,15 +5,24 @@
  *
  * /sys/kernel/debug/hlock_torture/klocker takes one command per write:
  *
- *	lock MODE PATH [TIMEOUT_MS]	the kthread "hlock_klocker" calls
+ *	lock MODE PATH [TIMEOUT_MS] [SLEEP]
+ *					the kthread "hlock_klocker" calls
  *					hlock_kernel_lock(); the write
  *					returns at once (-EBUSY while a lock
  *					call is still going on)
+ *	try MODE PATH			hlock_kernel_lock() without waiting,
+ *					in the writer: a second thread of the
+ *					same locker; its error is the write's
  *	unlock PATH			hlock_kernel_unlock(), in the writer;
  *					its error is the write's
+ *	signal				SIGUSR1 to the kthread, which a lock
+ *					call that sleeps interruptibly ends
+ *					with -EINTR, and others ignore
  *
  * MODE is IS, IX, S, SIX or X; PATH "" is the root; no TIMEOUT_MS waits as
- * long as it takes, 0 only tries.  Anything else is -EINVAL.  A read shows
+ * long as it takes, 0 only tries; SLEEP is "killable" or "uninterruptible"
+ * (HLOCK_KF_*), by default the call sleeps interruptibly.  Anything else
+ * is -EINVAL.  A read shows
  * one line per path held ("held X a/b"), "waiting X a/b" while a lock call
  * waits, "idle" when there is neither, and the last command with its
  * result ("last: lock X a/b = 0").
@@ -65,6 +74,7 @@ static struct {
 	bool pending;
 	bool busy;
 	unsigned int mode;
+	unsigned int flags;
 	char *path;
 	s64 timeout_ns;
 	struct hlt_kl_held held[HLT_KL_HELD_MAX];
@@ -123,7 +133,7 @@ static void hlt_kl_note(char *path, bool acq, int mode)
 /* The kthread: one lock command at a time. */
 static void hlt_kl_run_lock(void)
 {
-	unsigned int mode;
+	unsigned int mode, flags;
 	s64 timeout;
 	char *path, *cmd;
 	int ret;
@@ -133,10 +143,11 @@ static void hlt_kl_run_lock(void)
 	hlt_kl.busy = true;
 	path = hlt_kl.path;
 	mode = hlt_kl.mode;
+	flags = hlt_kl.flags;
 	timeout = hlt_kl.timeout_ns;
 	mutex_unlock(&hlt_kl.lock);
 
-	ret = hlock_kernel_lock(hlt_kl.lk, path, mode, 0, timeout);
+	ret = hlock_kernel_lock(hlt_kl.lk, path, mode, flags, timeout);
 	cmd = kasprintf(GFP_KERNEL, "lock %s %s", hlt_mode_names[mode],
 			*path ? path : HLT_KL_ROOT);
 
@@ -159,8 +170,9 @@ static bool hlt_kl_wake(void)
 
 static int hlt_kl_fn(void *unused)
 {
-	/* Unloading interrupts a lock call with it. */
+	/* Unloading interrupts a lock call with it; "signal" sends SIGUSR1. */
 	allow_signal(SIGKILL);
+	allow_signal(SIGUSR1);
 	hlt_kl.lk = hlock_locker_create(NULL);
 	hlt_kl.ready_err = PTR_ERR_OR_ZERO(hlt_kl.lk);
 	complete(&hlt_kl.ready);
@@ -196,10 +208,35 @@ static char *hlt_kl_path(const char *w)
 	return kstrdup(w, GFP_KERNEL) ?: ERR_PTR(-ENOMEM);
 }
 
+/*
+ * The optional words of a lock command after its path: a timeout in ms
+ * (set in @ms, @timed) and a sleep mode (HLOCK_KF_* in @flags), each at
+ * most once.  Return: 0 or -EINVAL.
+ */
+static int hlt_kl_lock_opts(char **s, unsigned int *ms, bool *timed,
+			    unsigned int *flags)
+{
+	char *w;
+
+	*timed = false;
+	*flags = 0;
+	while ((w = hlt_kl_word(s))) {
+		if (!*timed && !kstrtouint(w, 10, ms))
+			*timed = true;
+		else if (!*flags && !strcmp(w, "killable"))
+			*flags = HLOCK_KF_KILLABLE;
+		else if (!*flags && !strcmp(w, "uninterruptible"))
+			*flags = HLOCK_KF_UNINTERRUPTIBLE;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static int hlt_kl_lock_cmd(char **s)
 {
 	char *w = hlt_kl_word(s), *path;
-	unsigned int ms = 0;
+	unsigned int ms = 0, flags;
 	int mode, ret = 0;
 	bool timed;
 
@@ -209,9 +246,7 @@ static int hlt_kl_lock_cmd(char **s)
 	path = hlt_kl_path(hlt_kl_word(s));
 	if (IS_ERR(path))
 		return PTR_ERR(path);
-	w = hlt_kl_word(s);
-	timed = w;
-	if ((w && kstrtouint(w, 10, &ms)) || hlt_kl_word(s)) {
+	if (hlt_kl_lock_opts(s, &ms, &timed, &flags)) {
 		kfree(path);
 		return -EINVAL;
 	}
@@ -225,6 +260,7 @@ static int hlt_kl_lock_cmd(char **s)
 	if (!ret) {
 		hlt_kl.path = path;
 		hlt_kl.mode = mode;
+		hlt_kl.flags = flags;
 		hlt_kl.timeout_ns = timed ? (s64)ms * NSEC_PER_MSEC : -1;
 		WRITE_ONCE(hlt_kl.pending, true);
 		wake_up(&hlt_kl.wq);
@@ -232,6 +268,39 @@ static int hlt_kl_lock_cmd(char **s)
 	mutex_unlock(&hlt_kl.lock);
 	if (ret)
 		kfree(path);
+	return ret;
+}
+
+/*
+ * A try in the writer: a thread of its own on the kthread's locker, whose
+ * lock call may be in flight (then -EBUSY).
+ */
+static int hlt_kl_try_cmd(char **s)
+{
+	char *w = hlt_kl_word(s), *path, *cmd;
+	int mode, ret;
+
+	mode = w ? hlt_mode_parse(w) : -EINVAL;
+	if (mode < 0)
+		return -EINVAL;
+	path = hlt_kl_path(hlt_kl_word(s));
+	if (IS_ERR(path))
+		return PTR_ERR(path);
+	if (hlt_kl_word(s)) {
+		kfree(path);
+		return -EINVAL;
+	}
+	cmd = kasprintf(GFP_KERNEL, "try %s %s", hlt_mode_names[mode],
+			*path ? path : HLT_KL_ROOT);
+	mutex_lock(&hlt_kl.lock);
+	/* A try never sleeps: the state may stay locked meanwhile. */
+	ret = hlock_kernel_lock(hlt_kl.lk, path, mode, 0, 0);
+	hlt_kl_last(cmd, ret);
+	if (!ret)
+		hlt_kl_note(path, true, hlock_kernel_held(hlt_kl.lk, path));
+	else
+		kfree(path);
+	mutex_unlock(&hlt_kl.lock);
 	return ret;
 }
 
@@ -277,6 +346,10 @@ static ssize_t hlt_kl_write(struct file *file, const char __user *ubuf,
 		ret = hlt_kl_lock_cmd(&s);
 	else if (w && !strcmp(w, "unlock"))
 		ret = hlt_kl_unlock_cmd(&s);
+	else if (w && !strcmp(w, "try"))
+		ret = hlt_kl_try_cmd(&s);
+	else if (w && !strcmp(w, "signal") && !hlt_kl_word(&s))
+		ret = send_sig(SIGUSR1, hlt_kl.task, 1);
 	else
 		ret = -EINVAL;
 	kfree(buf);

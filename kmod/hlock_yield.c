@@ -181,7 +181,8 @@ static int hl_yield_restore(struct hl_file *f, const struct hl_yield *y,
 		for (n = max(s->own, 1U); n; n--) {
 			ret = hl_lock_call(f, y->paths + s->off, s->len,
 					   s->mode, s->flags, timeout_ns,
-					   s->lease_ns, deadline, g);
+					   s->lease_ns, deadline,
+					   TASK_INTERRUPTIBLE, g);
 			if (ret)
 				return ret;
 			/* Counts are the caller's to choose: stay killable. */

@@ -262,6 +262,154 @@ TEST_F_TIMEOUT(dl, waiter_ahead_fifo, TEST_TMO)
 	ASSERT_EQ(self->before + 1, deadlocks(fd[0]));
 }
 
+/*
+ * Issue 30, item 4: a cycle closed by a new head of a queue, with nobody
+ * starting to wait.  D (0) holds S on r2; X (1) IS and Y (2) S on r; F
+ * (3) asks IX on r, E (4) X, D SIX, and X asks X on r2, all asynchronous.
+ * D waits for F, the head of r's queue.  Y lets go: F is granted, and D
+ * now waits for E, the new head, which waits for X's IS, whose X on r2
+ * waits for D: the new head's wait is refused at once (before the unlock
+ * returns, as the continuations of what it granted run in it).  Under
+ * batch, and under fifo while a compatible-first request is granted on r
+ * (C, 5, which needs CAP_SYS_NICE), where a waiter may pass a conflicting
+ * one and only the head is waited for by all.  Under plain fifo, D waits
+ * for E from the start and X's wait is refused at once.
+ */
+static void new_head(struct __test_metadata *_metadata, int *fd,
+		     long long before, const char *policy, bool cf)
+{
+	bool fifo = !strcmp(policy, "fifo") && !cf;
+
+	ASSERT_EQ(0, write_file_str(POLICY_PARAM, policy, O_WRONLY));
+	ASSERT_EQ(0, hlock_lock(fd[0], "r2", S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[1], "r", IS, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[2], "r", S, 0, 0));
+	if (cf)
+		ASSERT_EQ(0, hlock_lock(fd[5], "r", IS, HLOCK_F_COMPAT_FIRST,
+					0));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[3], "r", IX, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[4], "r", X, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[0], "r", SIX, ASYNC, -1));
+	if (fifo) {
+		ASSERT_EQ(-EDEADLK, hlock_lock(fd[1], "r2", X, ASYNC, -1));
+		ASSERT_EQ(before + 1, deadlocks(fd[0]));
+		return;
+	}
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[1], "r2", X, ASYNC, -1));
+	ASSERT_EQ(before, deadlocks(fd[0]));
+	ASSERT_EQ(0, hlock_unlock(fd[2], "r"));
+	ASSERT_EQ(0, hlock_wait(fd[3], 0));
+	ASSERT_EQ(before + 1, deadlocks(fd[0]))
+		TH_LOG("%s%s: the new head closed a cycle, nobody refused",
+		       policy, cf ? " with compatible-first" : "");
+	ASSERT_EQ(-EDEADLK, hlock_wait(fd[4], 0));
+	ASSERT_EQ(NL, hlock_held(fd[4], "r"));
+	ASSERT_EQ(NL, hlock_held(fd[4], ""));
+	ASSERT_EQ(-EAGAIN, hlock_wait(fd[0], 0));
+	ASSERT_EQ(-EAGAIN, hlock_wait(fd[1], 0));
+	/* It unwinds: F goes, D gets SIX, lets go of r2, X gets it. */
+	ASSERT_EQ(0, hlock_unlock(fd[3], "r"));
+	if (cf)
+		ASSERT_EQ(0, hlock_unlock(fd[5], "r"));
+	ASSERT_EQ(0, hlock_wait(fd[0], 0));
+	ASSERT_EQ(0, hlock_unlock(fd[0], "r2"));
+	ASSERT_EQ(0, hlock_wait(fd[1], 0));
+	ASSERT_EQ(before + 1, deadlocks(fd[0]));
+}
+
+TEST_F_TIMEOUT(dl, new_head_batch, TEST_TMO)
+{
+	new_head(_metadata, self->fd, self->before, "batch", false);
+}
+
+TEST_F_TIMEOUT(dl, new_head_fifo_compat_first, TEST_TMO)
+{
+	new_head(_metadata, self->fd, self->before, "fifo", true);
+}
+
+TEST_F_TIMEOUT(dl, new_head_fifo, TEST_TMO)
+{
+	new_head(_metadata, self->fd, self->before, "fifo", false);
+}
+
+/*
+ * The same cycle closed when the head of the queue gives up instead of
+ * being granted: F's request is cancelled, and E, the new head, refused.
+ */
+TEST_F_TIMEOUT(dl, new_head_withdrawn, TEST_TMO)
+{
+	int *fd = self->fd;
+
+	ASSERT_EQ(0, hlock_lock(fd[0], "r2", S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[1], "r", IS, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[2], "r", S, 0, 0));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[3], "r", IX, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[4], "r", X, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[0], "r", SIX, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[1], "r2", X, ASYNC, -1));
+	ASSERT_EQ(self->before, deadlocks(fd[0]));
+	ASSERT_EQ(0, hlock_unlock(fd[3], "r"));
+	ASSERT_EQ(self->before + 1, deadlocks(fd[0]))
+		TH_LOG("the new head closed a cycle, nobody refused");
+	ASSERT_EQ(-EDEADLK, hlock_wait(fd[4], 0));
+	ASSERT_EQ(-EAGAIN, hlock_wait(fd[0], 0));
+	ASSERT_EQ(-EAGAIN, hlock_wait(fd[1], 0));
+	ASSERT_EQ(0, hlock_unlock(fd[2], "r"));
+	ASSERT_EQ(0, hlock_wait(fd[0], 0));
+}
+
+/*
+ * Issue 30, item 4: a cycle closed when a queue's waiters come to wait
+ * for every conflicting waiter ahead: under fifo the last compatible-first
+ * holder goes (@change false), or the resource takes up fifo, set while
+ * they wait under batch, at its next grant pass (@change true).  G (0)
+ * holds IS and J (1) IX on r; K (2) holds IX with COMPAT_FIRST, or a
+ * plain IS.  F (3) asks S, V (4) X and W (5) S on r: each waits for J and
+ * for F, the head.  G asks X on r2, held by W in S.  K lets go: W now
+ * waits for V too, which waits for G: one of V and W is refused at once.
+ */
+static void all_ahead(struct __test_metadata *_metadata, int *fd,
+		      long long before, bool change)
+{
+	int v, w;
+
+	ASSERT_EQ(0, write_file_str(POLICY_PARAM, change ? "batch" : "fifo",
+				    O_WRONLY));
+	ASSERT_EQ(0, hlock_lock(fd[5], "r2", S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[0], "r", IS, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[1], "r", IX, 0, 0));
+	ASSERT_EQ(0, change ? hlock_lock(fd[2], "r", IS, 0, 0) :
+		     hlock_lock(fd[2], "r", IX, HLOCK_F_COMPAT_FIRST, 0));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[3], "r", S, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[4], "r", X, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[5], "r", S, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[0], "r2", X, ASYNC, -1));
+	ASSERT_EQ(before, deadlocks(fd[0]));
+	if (change)
+		ASSERT_EQ(0, write_file_str(POLICY_PARAM, "fifo", O_WRONLY));
+	ASSERT_EQ(0, hlock_unlock(fd[2], "r"));
+	ASSERT_EQ(before + 1, deadlocks(fd[0]))
+		TH_LOG("%s: fifo's waits closed a cycle, nobody refused",
+		       change ? "policy change" : "compatible-first gone");
+	v = hlock_wait(fd[4], 0);
+	w = hlock_wait(fd[5], 0);
+	ASSERT_TRUE((v == -EDEADLK && w == -EAGAIN) ||
+		    (v == -EAGAIN && w == -EDEADLK))
+		TH_LOG("V %d, W %d", v, w);
+	ASSERT_EQ(-EAGAIN, hlock_wait(fd[3], 0));
+	ASSERT_EQ(-EAGAIN, hlock_wait(fd[0], 0));
+}
+
+TEST_F_TIMEOUT(dl, all_ahead_compat_first_goes, TEST_TMO)
+{
+	all_ahead(_metadata, self->fd, self->before, false);
+}
+
+TEST_F_TIMEOUT(dl, all_ahead_policy_change, TEST_TMO)
+{
+	all_ahead(_metadata, self->fd, self->before, true);
+}
+
 /* With deadlock_detect 0, a cycle waits until a timeout ends it. */
 TEST_F_TIMEOUT(dl, detection_off, TEST_TMO)
 {

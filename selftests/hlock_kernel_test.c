@@ -3,9 +3,12 @@
  * hlock selftests: a kernel locker and a process locker on the same paths.
  *
  * The kernel locker is hlock_torture.ko's: its kthread "hlock_klocker"
- * calls hlock_kernel_lock() for each "lock MODE PATH [TIMEOUT_MS]" written
- * to KLOCKER, and hlock_kernel_unlock() for "unlock PATH"; reading the file
- * shows what it holds, what it waits for and its last result.  The test
+ * calls hlock_kernel_lock() for each "lock MODE PATH [TIMEOUT_MS] [SLEEP]"
+ * written to KLOCKER, and the writer itself calls hlock_kernel_unlock()
+ * for "unlock PATH" and tries hlock_kernel_lock() for "try MODE PATH" (a
+ * second thread on the same locker); "signal" sends the kthread SIGUSR1.
+ * Reading the file shows what it holds, what it waits for and its last
+ * result.  The test
  * loads nothing itself: hlock_torture.ko (duration=0) must be loaded, and
  * a missing KLOCKER fails every test.
  *
@@ -14,6 +17,7 @@
  * locker holds before and after each test.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -30,6 +34,8 @@
 
 #define KLOCKER		"/sys/kernel/debug/hlock_torture/klocker"
 #define KNAME		"hlock_klocker"
+/* The test build's stall points (kmod/hlock_test.h). */
+#define STALL		"/sys/kernel/debug/hlock/test_stall"
 /* How often a poll for the kernel locker's state looks. */
 #define POLL_US		5000
 /* A kernel lock call given this long stays waiting if nothing changes. */
@@ -135,6 +141,55 @@ static int await_krec(int fd, const char *path, unsigned int mode,
 	}
 }
 
+/* The kernel locker's kthread, or -1. */
+static pid_t klocker_pid(void)
+{
+	char path[300], comm[32];
+	struct dirent *d;
+	pid_t pid = -1;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return -1;
+	while (pid < 0 && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		if (!read_file_str(path, comm, sizeof(comm)) &&
+		    !strcmp(comm, KNAME))
+			pid = atoi(d->d_name);
+	}
+	closedir(dir);
+	return pid;
+}
+
+/* The state letter of task @pid (R, S, D...), or 0. */
+static char task_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file_str(path, buf, sizeof(buf)))
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Wait until the stall point reports @state: 0 or -ETIMEDOUT. */
+static int stall_await(const char *state)
+{
+	int64_t end = now_ns() + SETTLE_NS;
+	char buf[32];
+
+	while (read_file_str(STALL, buf, sizeof(buf)) || strcmp(buf, state)) {
+		if (now_ns() > end)
+			return -ETIMEDOUT;
+		usleep(POLL_US);
+	}
+	return 0;
+}
+
 FIXTURE(kl) {
 	int fd;
 };
@@ -154,6 +209,8 @@ FIXTURE_SETUP(kl)
 
 FIXTURE_TEARDOWN(kl)
 {
+	/* A stall point a failed test left armed or stalled. */
+	write_file_str(STALL, "go", 0);
 	if (self->fd >= 0)
 		close(self->fd);
 	kl_reset();
@@ -256,6 +313,47 @@ TEST_F_TIMEOUT(kl, table_shows_klocker, TEST_TMO)
 	EXPECT_NE(NULL, strstr(out, "hkt5/a/b")) TH_LOG("%s", out);
 }
 
+/*
+ * Issue 30, item 5: one kernel locker, two threads.  The kthread's lock
+ * call sleeps uninterruptibly; the writer's try on the same locker, made
+ * while that call has dropped the locker's lock and not yet gone to sleep
+ * (the test build's "wait" stall point), gets -EBUSY and must leave the
+ * kthread's sleep as its own call asked: a signal then does not end the
+ * wait (it used to, with -EINTR), and the call is granted once the
+ * process lets go.
+ */
+TEST_F_TIMEOUT(kl, shared_locker_keeps_sleep_mode, TEST_TMO)
+{
+	int64_t end = now_ns() + SETTLE_NS;
+	char cmd[64];
+	pid_t pid = klocker_pid();
+
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, access(STALL, W_OK))
+		TH_LOG("no %s: the test build of hlock.ko (make ko) is needed",
+		       STALL);
+	ASSERT_EQ(0, hlock_lock(self->fd, "hkt7/sleep", X, 0, -1));
+	ASSERT_EQ(0, write_file_str(STALL, "wait sleep", 0));
+	ASSERT_EQ(0, kl("lock S hkt7/sleep uninterruptible"));
+	ASSERT_EQ(0, stall_await("stalled"));
+	ASSERT_EQ(-EBUSY, kl("try S hkt7/other"));
+	ASSERT_EQ(0, write_file_str(STALL, "go", 0));
+	ASSERT_EQ(0, kl("signal"));
+	/* Asleep uninterruptibly, or done: then with -EINTR, the defect. */
+	snprintf(cmd, sizeof(cmd), "last: lock S hkt7/sleep = %d", -EINTR);
+	while (!kl_shows(cmd) && task_state(pid) != 'D') {
+		ASSERT_LT(now_ns(), end);
+		usleep(POLL_US);
+	}
+	ASSERT_FALSE(kl_shows(cmd))
+		TH_LOG("the other thread's try made the wait interruptible");
+	ASSERT_TRUE(kl_shows("waiting S hkt7/sleep"));
+	ASSERT_EQ(0, hlock_unlock(self->fd, "hkt7/sleep"));
+	ASSERT_EQ(0, kl_await("last: lock S hkt7/sleep = 0"));
+	ASSERT_EQ(0, kl_await("held S hkt7/sleep"));
+	ASSERT_EQ(0, kl("unlock hkt7/sleep"));
+}
+
 /* Malformed commands are -EINVAL, and the kernel locker carries on. */
 TEST_F_TIMEOUT(kl, bad_commands, TEST_TMO)
 {
@@ -263,6 +361,8 @@ TEST_F_TIMEOUT(kl, bad_commands, TEST_TMO)
 		"", "\n", "bogus", "lock", "lock Q hkt6/a", "lock X",
 		"lock X hkt6/a soon", "lock X hkt6/a -1", "lock X hkt6/a 10 x",
 		"unlock", "unlock hkt6/a hkt6/b", "LOCK X hkt6/a",
+		"lock X hkt6/a killable killable", "lock X hkt6/a 10 10",
+		"try X", "try X hkt6/a 10", "signal now",
 	};
 	char *longpath;
 	size_t i;

@@ -218,4 +218,97 @@ TEST_F_TIMEOUT(race, lease_released_before_the_work, TEST_TMO)
 	close(w);
 }
 
+/* A lock table read by a thread of its own. */
+struct table_read {
+	int fd;
+	int n;
+	void *buf;
+};
+
+static void *table_run(void *arg)
+{
+	struct table_read *t = arg;
+
+	t->n = hlock_table_alloc(t->fd, &t->buf);
+	return NULL;
+}
+
+/* The record of @path in @mode and @state in @t, or NULL. */
+static const struct hlock_lock_record *
+table_find(const struct table_read *t, const char *path, unsigned int mode,
+	   unsigned int state)
+{
+	const struct hlock_lock_record *rec = t->buf;
+	int i;
+
+	for (i = 0; i < t->n; i++, rec = hlock_record_next(rec))
+		if (!strcmp(hlock_record_path(rec), path) &&
+		    rec->mode == mode && rec->state == state)
+			return rec;
+	return NULL;
+}
+
+/*
+ * Issue 30, item 6: the lock table is built locker by locker.  One request
+ * starts to wait, and another is granted, after the walk began and before
+ * it gets to their lockers (held at the test build's "table" stall point,
+ * at the record of another locker's request).  Their wait and hold times
+ * must be times the test lived through: they were ~18446744073 s, a clock
+ * read when the walk began minus one read later.  The test starts on the
+ * coarse clock, as hold times do (they count from a tick).
+ */
+TEST_F_TIMEOUT(race, table_times_after_walk_began, TEST_TMO)
+{
+	struct table_read t = { .n = -1 };
+	const struct hlock_lock_record *rec;
+	int64_t start, elapsed;
+	struct timespec ts;
+	pthread_t thread;
+	int fd[4], i;
+
+	ASSERT_EQ(0, clock_gettime(CLOCK_MONOTONIC_COARSE, &ts));
+	start = (int64_t)ts.tv_sec * SEC + ts.tv_nsec;
+	/* Opened after self->fd, walked after it (the walk goes by id). */
+	for (i = 0; i < 4; i++) {
+		fd[i] = hlock_open();
+		ASSERT_LE(0, fd[i]);
+	}
+	t.fd = fd[3];
+	ASSERT_EQ(0, hlock_lock(self->fd, "rtab/stall", X, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[2], "rtab/w", X, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[2], "rtab/g", X, 0, 0));
+	ASSERT_EQ(0, write_file_str(STALL, "table stall", 0));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, table_run, &t));
+	ASSERT_TRUE(stall_is("stalled"));
+	/* The window: a wait begins, and a wait ends in a grant. */
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[0], "rtab/w", X, ASYNC, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[1], "rtab/g", X, ASYNC, -1));
+	ASSERT_EQ(0, hlock_unlock(fd[2], "rtab/g"));
+	ASSERT_EQ(0, hlock_wait(fd[1], 0));
+	ASSERT_EQ(0, write_file_str(STALL, "go", 0));
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	elapsed = now_ns() - start;
+	ASSERT_LT(0, t.n);
+	rec = table_find(&t, "rtab/w", X, HLOCK_STATE_WAITING);
+	ASSERT_NE(NULL, rec) TH_LOG("the wait is in the table");
+	EXPECT_GE((uint64_t)elapsed, rec->wait_ns);
+	rec = table_find(&t, "rtab/g", X, HLOCK_STATE_GRANTED);
+	ASSERT_NE(NULL, rec) TH_LOG("the grant is in the table");
+	EXPECT_GE((uint64_t)elapsed, rec->held_ns);
+	/* No record's times are longer than the test. */
+	for (rec = t.buf, i = 0; i < t.n; i++, rec = hlock_record_next(rec)) {
+		if (strncmp(hlock_record_path(rec), "rtab", 4))
+			continue;
+		EXPECT_GE((uint64_t)elapsed, rec->wait_ns)
+			TH_LOG("%s: wait %llu ns", hlock_record_path(rec),
+			       (unsigned long long)rec->wait_ns);
+		EXPECT_GE((uint64_t)elapsed, rec->held_ns)
+			TH_LOG("%s: held %llu ns", hlock_record_path(rec),
+			       (unsigned long long)rec->held_ns);
+	}
+	free(t.buf);
+	for (i = 0; i < 4; i++)
+		close(fd[i]);
+}
+
 TEST_HARNESS_MAIN

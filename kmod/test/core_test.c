@@ -868,9 +868,12 @@ static bool waits_for(int a, int b)
 		    (!first || x->seq < first->seq))
 			first = x;
 	}
-	/* b is the first of the queue, or a conflicting waiter ahead. */
+	/*
+	 * b is the first of the queue, or a conflicting waiter ahead under
+	 * fifo: the policy the head took up, while it is still in force.
+	 */
 	return q == first ||
-	       (policy == HLOCK_POLICY_FIFO && !h->compat_first &&
+	       (h->fifo && policy == HLOCK_POLICY_FIFO && !h->compat_first &&
 		q->seq < r->seq && hl_conflicts(m, 1U << q->mode));
 }
 
@@ -1313,6 +1316,141 @@ static void test_deadlock_nomem(void)
 	CHECK(!locker_refs && !graph_locked, "let go");
 	CHECK(cycle_through(&lockers[0].lk), "the cycle nobody could check");
 	cancel(0);
+	reset();
+}
+
+/* Whether a cycle of waits goes through any locker below @n. */
+static bool any_cycle(int n)
+{
+	int w;
+
+	for (w = 0; w < n; w++)
+		if (lockers[w].used && cycle_through(&lockers[w].lk))
+			return true;
+	return false;
+}
+
+/*
+ * Issue 30, item 4: a cycle closed by a new head of a queue.  D (0) holds
+ * S on r2; X (1) IS and Y (2) S on r; F (3) asks IX on r, E (4) X, D SIX,
+ * X asks X on r2.  D waits for the head of r's queue, F, which waits for
+ * Y alone.  Y lets go: F is granted and E, the new head, is what D waits
+ * for now: D -> E -> X (IS) -> D.  Nobody starts to wait, yet the cycle
+ * is refused at once, E's wait.  Under batch, and under fifo while a
+ * compatible-first request is granted on r (C, 5): both let a waiter
+ * pass a conflicting one, so only the head is waited for by all.  Under
+ * plain fifo D waits for E from the start, and X's wait is refused.
+ * @stale: r was made under fifo, and took up no policy since: waits
+ * there are searched under the policy in force, not under fifo.
+ */
+static void test_deadlock_new_head(unsigned int pol, bool cf, bool stale)
+{
+	unsigned long found = note_deadlock;
+	bool fifo = pol == HLOCK_POLICY_FIFO && !cf;
+
+	if (stale) {
+		policy = HLOCK_POLICY_FIFO;
+		CHECK(lock(6, "r", HLOCK_X, 0) == 0 && unlock(6, "r") == 0,
+		      "r made under fifo");
+	}
+	policy = pol;
+	CHECK(lock(0, "r2", HLOCK_S, 0) == 0, "D holds r2");
+	CHECK(lock(1, "r", HLOCK_IS, 0) == 0, "X holds IS");
+	CHECK(lock(2, "r", HLOCK_S, 0) == 0, "Y holds S");
+	CHECK(!cf || lock(5, "r", HLOCK_IS, HLOCK_F_COMPAT_FIRST) == 0,
+	      "C holds IS, compatible-first");
+	CHECK(lock(3, "r", HLOCK_IX, 0) == -EINPROGRESS, "F waits");
+	CHECK(lock(4, "r", HLOCK_X, 0) == -EINPROGRESS, "E waits");
+	CHECK(lock(0, "r", HLOCK_SIX, 0) == -EINPROGRESS, "D waits");
+	CHECK(lock(1, "r2", HLOCK_X, 0) == (fifo ? -EDEADLK : -EINPROGRESS),
+	      "policy %u cf %d: X's wait", pol, cf);
+	CHECK(note_deadlock == found + fifo, "refused at once under fifo");
+	CHECK(!any_cycle(7), "no cycle yet");
+	CHECK(unlock(2, "r") == 0 && collect(3) == 0, "Y lets go, F granted");
+	if (!fifo) {
+		CHECK(note_deadlock == found + 1,
+		      "policy %u cf %d: the new head's cycle refused", pol, cf);
+		CHECK(collect(4) == -EDEADLK, "E refused");
+		CHECK(held(4, "r") == HLOCK_NL && !lockers[4].lk.nr_reqs,
+		      "E as it was");
+		CHECK(collect(0) == -EAGAIN && collect(1) == -EAGAIN,
+		      "D and X wait on");
+	}
+	CHECK(!any_cycle(7), "policy %u cf %d: no cycle left", pol, cf);
+	check_invariants();
+	/* It unwinds: F and Y go, D gets SIX, then X its X. */
+	CHECK(unlock(3, "r") == 0, "F lets go");
+	CHECK(fifo ? collect(4) == -EAGAIN : collect(0) == 0, "next");
+	check_invariants();
+	reset();
+}
+
+/*
+ * The same cycle closed when the head of the queue is withdrawn rather
+ * than granted: F gives up, and E, the new head, is refused.
+ */
+static void test_deadlock_head_withdrawn(void)
+{
+	unsigned long found = note_deadlock;
+
+	CHECK(lock(0, "r2", HLOCK_S, 0) == 0 && lock(1, "r", HLOCK_IS, 0) == 0 &&
+	      lock(2, "r", HLOCK_S, 0) == 0, "holders");
+	CHECK(lock(3, "r", HLOCK_IX, 0) == -EINPROGRESS, "F waits");
+	CHECK(lock(4, "r", HLOCK_X, 0) == -EINPROGRESS, "E waits");
+	CHECK(lock(0, "r", HLOCK_SIX, 0) == -EINPROGRESS, "D waits");
+	CHECK(lock(1, "r2", HLOCK_X, 0) == -EINPROGRESS, "X waits");
+	CHECK(note_deadlock == found && !any_cycle(5), "no cycle yet");
+	cancel(3);
+	CHECK(note_deadlock == found + 1, "the new head's cycle refused");
+	CHECK(collect(4) == -EDEADLK, "E refused");
+	CHECK(collect(0) == -EAGAIN && collect(1) == -EAGAIN,
+	      "D and X wait on");
+	CHECK(!any_cycle(5), "no cycle left");
+	check_invariants();
+	CHECK(unlock(2, "r") == 0 && collect(0) == 0, "Y lets go, D gets SIX");
+	check_invariants();
+	reset();
+}
+
+/*
+ * Issue 30, item 4: a cycle closed when a queue's waiters come to wait for
+ * every conflicting waiter ahead of them: a compatible-first holder goes
+ * under fifo (@change false), or the head takes up fifo at its first
+ * grant pass after grant_policy changed from batch (@change true).  G (0)
+ * holds IS and J (1) IX on r, and the third holder, K (2), is IX and
+ * compatible-first, or a plain IS.  F (3) waits for S, V (4) for X, W (5)
+ * for S: each waits for J, and for F, the head of the queue.  G asks X on
+ * r2, held by W in S.  K lets go: now W waits for V too, which waits for
+ * G: one of V and W is refused, and the others wait on.
+ */
+static void test_deadlock_all_ahead(bool change)
+{
+	unsigned long found = note_deadlock;
+	int v, w;
+
+	policy = change ? HLOCK_POLICY_BATCH : HLOCK_POLICY_FIFO;
+	CHECK(lock(5, "r2", HLOCK_S, 0) == 0, "W holds r2");
+	CHECK(lock(0, "r", HLOCK_IS, 0) == 0, "G holds IS");
+	CHECK(lock(1, "r", HLOCK_IX, 0) == 0, "J holds IX");
+	CHECK(change ? lock(2, "r", HLOCK_IS, 0) == 0 :
+	      lock(2, "r", HLOCK_IX, HLOCK_F_COMPAT_FIRST) == 0, "K");
+	CHECK(lock(3, "r", HLOCK_S, 0) == -EINPROGRESS, "F waits");
+	CHECK(lock(4, "r", HLOCK_X, 0) == -EINPROGRESS, "V waits");
+	CHECK(lock(5, "r", HLOCK_S, 0) == -EINPROGRESS, "W waits");
+	CHECK(lock(0, "r2", HLOCK_X, 0) == -EINPROGRESS, "G waits");
+	CHECK(note_deadlock == found && !any_cycle(6), "no cycle yet");
+	if (change)
+		policy = HLOCK_POLICY_FIFO;
+	CHECK(unlock(2, "r") == 0, "K lets go");
+	CHECK(note_deadlock == found + 1, "change %d: refused", change);
+	v = collect(4);
+	w = collect(5);
+	CHECK((v == -EDEADLK) + (w == -EDEADLK) == 1 &&
+	      (v == -EAGAIN) + (w == -EAGAIN) == 1, "V %d, W %d", v, w);
+	CHECK(collect(3) == -EAGAIN && collect(0) == -EAGAIN,
+	      "F and G wait on");
+	CHECK(!any_cycle(6), "change %d: no cycle left", change);
+	check_invariants();
 	reset();
 }
 
@@ -2079,6 +2217,10 @@ static void test_random(unsigned int seed, unsigned int steps)
 		default:
 			if (!rnd(8))
 				release_all(w);
+			else if (!rnd(8))
+				/* Taken up by each head at its next pass. */
+				policy = policy == HLOCK_POLICY_FIFO ?
+					 HLOCK_POLICY_BATCH : HLOCK_POLICY_FIFO;
 			break;
 		}
 		check_invariants();
@@ -2134,6 +2276,13 @@ int main(void)
 	test_deadlock_off();
 	test_deadlock_long();
 	test_deadlock_nomem();
+	test_deadlock_new_head(HLOCK_POLICY_BATCH, false, false);
+	test_deadlock_new_head(HLOCK_POLICY_BATCH, false, true);
+	test_deadlock_new_head(HLOCK_POLICY_FIFO, true, false);
+	test_deadlock_new_head(HLOCK_POLICY_FIFO, false, false);
+	test_deadlock_head_withdrawn();
+	test_deadlock_all_ahead(false);
+	test_deadlock_all_ahead(true);
 	test_downgrade();
 	test_hierarchy();
 	test_tokens();
@@ -2148,7 +2297,7 @@ int main(void)
 	test_lvb_publish();
 	test_cluster();
 	test_cluster_lost();
-	for (seed = 1; seed <= 200; seed++)
+	for (seed = 1; seed <= 400; seed++)
 		test_random(seed, 400);
 	/* Every level asked for was granted or withdrawn; every wait ended. */
 	CHECK(note_acquire == note_granted + note_withdrawn, "%lu != %lu + %lu",
