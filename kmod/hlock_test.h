@@ -32,11 +32,18 @@ enum hl_test_point {
 
 #ifdef HLOCK_TEST
 void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len);
+bool hl_test_dlm_failed(void);
 void hl_test_debugfs(struct dentry *dir);
 #else
 static inline void hl_test_stall(enum hl_test_point tp, const char *name,
 				 unsigned int len)
 {
+}
+
+/* Whether a test asked for this DLM request to fail (test_dlm_fail). */
+static inline bool hl_test_dlm_failed(void)
+{
+	return false;
 }
 
 static inline void hl_test_debugfs(struct dentry *dir)
