@@ -62,6 +62,7 @@
 #include <linux/workqueue.h>
 
 #include "hlock_internal.h"
+#include "hlock_test.h"
 
 /* Kinds of DLM resource names (their first byte). */
 #define HL_NAME_PATH		'p'
@@ -251,35 +252,6 @@ static unsigned int hl_cluster_grace_ms = 60000;
 module_param_named(cluster_grace_ms, hl_cluster_grace_ms, uint, 0644);
 MODULE_PARM_DESC(cluster_grace_ms,
 		 "Milliseconds a DLM recovery may last before this node counts as having lost the cluster (default 60000; 0: never)");
-/* Test only: that many DLM requests fail as if the DLM refused them. */
-static atomic_t hl_test_dlm_fail = ATOMIC_INIT(0);
-
-static int hl_test_dlm_fail_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int n;
-	int ret = kstrtouint(val, 0, &n);
-
-	if (ret)
-		return ret;
-	if (n > INT_MAX)
-		return -EINVAL;
-	atomic_set(&hl_test_dlm_fail, n);
-	return 0;
-}
-
-static int hl_test_dlm_fail_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%d\n", atomic_read(&hl_test_dlm_fail));
-}
-
-static const struct kernel_param_ops hl_test_dlm_fail_ops = {
-	.set = hl_test_dlm_fail_set,
-	.get = hl_test_dlm_fail_get,
-};
-module_param_cb(test_dlm_fail, &hl_test_dlm_fail_ops, NULL, 0644);
-MODULE_PARM_DESC(test_dlm_fail,
-		 "Test only: the next N DLM lock and unlock requests of resources fail with ENOMEM, as if the DLM refused them (reads what is left)");
-
 /*
  * How long hl_cluster_leave() waits for the answers to the DLM requests
  * in flight, at most: they come in a round trip, unless a request queues
@@ -572,12 +544,6 @@ enum hl_clk_call {
 	HL_CLK_UNLOCK,
 	HL_CLK_CANCEL,
 };
-
-/* Whether a test asked for this DLM request to fail (test_dlm_fail). */
-static bool hl_test_dlm_failed(void)
-{
-	return atomic_add_unless(&hl_test_dlm_fail, -1, 0);
-}
 
 /*
  * The DLM refused the request @call of @c at once, with @err (no memory,

@@ -189,6 +189,7 @@ static void depart(struct hl_head *h)
 	struct hl_part *p = NULL;
 	unsigned int i;
 
+	hl_assert_head_locked(h);
 	if (!h->partitioned)
 		return;
 	WRITE_ONCE(h->partitioned, false);
@@ -213,6 +214,7 @@ static void repart(struct hl_head *h)
 	struct hl_part *p = NULL;
 	unsigned int i;
 
+	hl_assert_head_locked(h);
 	if (!h->has_parts || h->partitioned || h->dead ||
 	    (h->granted_mask & STRONG) || h->wait_mask)
 		return;
@@ -234,6 +236,7 @@ static void repart(struct hl_head *h)
  */
 void hl_head_set_parts(struct hl_head *h)
 {
+	hl_assert_head_locked(h);
 	/* Pairs with part_grant(), which reads it unlocked. */
 	smp_store_release(&h->has_parts, true);
 	repart(h);
@@ -296,6 +299,7 @@ struct hl_req *hl_queue_first(struct hl_head *h, unsigned int skip)
 	struct hl_req *best = NULL, *r;
 	unsigned int m;
 
+	hl_assert_head_locked(h);
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++) {
 		if (skip & hl_mode_bit(m))
 			continue;
@@ -316,6 +320,7 @@ static void wait_begin(struct hl_req *req)
 {
 	struct hl_locker *lk = req->locker;
 
+	hl_assert_head_locked(req->head);
 	if (unlikely(req->head->cluster) && (lk->op.flags & HL_RF_TRY))
 		req->head->try_waiting++;
 	lk->dl_recheck = false;
@@ -615,6 +620,7 @@ static void notify_holders(struct hl_head *h, const struct hl_req *waiter,
 	struct hl_part *p = NULL;
 	unsigned int c;
 
+	hl_assert_head_locked(h);
 	for (c = HLOCK_IS; c < HLOCK_NR_MODES; c++)
 		if (hl_conflicts(m, hl_mode_bit(c)))
 			notify_list(&h->granted[c], waiter);
@@ -769,6 +775,7 @@ static void part_to_head(struct hl_head *h, struct hl_req *req)
 {
 	struct hl_part *p = req->part;
 
+	hl_assert_head_locked(h);
 	hl_part_lock(h, p);
 	hlist_del(&req->gnode);
 	p->count[part_slot(req->mode)]--;
@@ -1100,6 +1107,7 @@ static void op_level_done(struct hl_locker *lk, bool waited)
 static void op_wait_claims(struct hl_locker *lk, struct hl_head *h,
 			   unsigned int mode)
 {
+	hl_assert_head_locked(h);
 	if (!(lk->op.flags & HL_RF_TRY))
 		hl_wait_claim(lk, h, mode);
 }
@@ -1705,6 +1713,7 @@ static unsigned int mask_sup(unsigned int mask)
  */
 unsigned int hl_node_keep(const struct hl_head *h)
 {
+	hl_assert_head_locked(h);
 	return mask_sup(h->granted_mask | h->conv_mask);
 }
 
@@ -1721,6 +1730,7 @@ unsigned int hl_node_keep(const struct hl_head *h)
  */
 unsigned int hl_node_need(const struct hl_head *h)
 {
+	hl_assert_head_locked(h);
 	if (h->remote_mask)
 		return hl_node_keep(h);
 	return mask_sup(h->granted_mask | h->wait_mask);
@@ -1743,6 +1753,7 @@ bool hl_node_refused(const struct hl_head *h, s64 seq)
 {
 	unsigned int m, waiting = 0;
 
+	hl_assert_head_locked(h);
 	if (!h->try_waiting || h->back_seq > seq)
 		return false;
 	for (m = 0; m < HLOCK_NR_MODES; m++)
@@ -1765,6 +1776,7 @@ bool hl_node_only(const struct hl_head *h, const struct hl_req *req)
 {
 	unsigned int m, others;
 
+	hl_assert_head_locked(h);
 	if (req->state == HL_CONVERTING) {
 		m = req->convert;
 		others = others_mask(h, req);
@@ -1790,6 +1802,7 @@ void hl_node_remote(struct hl_head *h, unsigned int mask)
 {
 	unsigned int m;
 
+	hl_assert_head_locked(h);
 	h->remote_mask |= mask;
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
 		if (mask & hl_mode_bit(m))
@@ -1806,6 +1819,7 @@ void hl_node_remote(struct hl_head *h, unsigned int mask)
  */
 void hl_node_changed(struct hl_head *h, struct hl_grants *g)
 {
+	hl_assert_head_locked(h);
 	grant_pass(h, g);
 	node_changed(h);
 }
@@ -1836,6 +1850,7 @@ void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g)
 	struct hl_req *req;
 	unsigned int m, i;
 
+	hl_assert_head_locked(h);
 	for (m = 0; m < HLOCK_NR_MODES; m++) {
 		list_for_each_entry(req, &h->queue[m], node)
 			if (!req_of_try(req))
@@ -1894,6 +1909,7 @@ bool hl_req_blocks(struct hl_req *req)
 	struct hl_head *h = req->head;
 	bool blocks;
 
+	hl_assert_locker_locked(req->locker);
 	hl_head_lock(h);
 	blocks = hl_conflicts(req->mode, h->wait_mask);
 	hl_head_unlock(h);
@@ -1916,6 +1932,7 @@ bool hl_req_blocking(const struct hl_head *h, const struct hl_req *req)
 {
 	unsigned int mask = h->wait_mask | h->remote_mask;
 
+	hl_assert_head_locked(h);
 	if (req->state == HL_WAITING)
 		return false;
 	if (req->state == HL_CONVERTING && h->wait_count[req->convert] == 1)
@@ -1937,6 +1954,7 @@ int hl_blocking(struct hl_locker *lk, struct hl_head *h)
 	struct hl_req *req = hl_locker_find(lk, h);
 	bool blocking;
 
+	hl_assert_locker_locked(lk);
 	if (!req)
 		return -ENOENT;
 	hl_head_lock(h);
@@ -2008,6 +2026,7 @@ void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
 	unsigned int c, looked = 0;
 	const struct hl_req *o;
 
+	hl_assert_head_locked(h);
 	b->nr = 0;
 	b->named = 0;
 	for (c = HLOCK_IS; c < HLOCK_NR_MODES; c++) {
@@ -2056,6 +2075,7 @@ void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
  */
 bool hl_waits_all_ahead(const struct hl_head *h)
 {
+	hl_assert_head_locked(h);
 	return h->fifo && !h->compat_first &&
 	       hl_grant_policy() == HLOCK_POLICY_FIFO;
 }

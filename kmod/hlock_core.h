@@ -631,14 +631,25 @@ static inline void hl_part_unlock(struct hl_head *h, struct hl_part *p)
 	spin_unlock(&p->lock);
 }
 
-/* The lock rules the core states, checked: lockdep in the kernel. */
-static inline void hl_assert_head_locked(struct hl_head *h)
+/*
+ * The lock rules the core states, checked: with lockdep in the kernel (the
+ * locker lock is the glue's, so its check is a hook, compiled only with
+ * lockdep), and against the locks it pretends to take in the unit test.
+ */
+static inline void hl_assert_head_locked(const struct hl_head *h)
 {
 	lockdep_assert_held(&h->lock);
 }
+#ifdef CONFIG_LOCKDEP
+void hl_assert_locker_locked(const struct hl_locker *lk);
 #else
-/* The unit test checks them against the locks it pretends to take. */
-void hl_assert_head_locked(struct hl_head *h);
+static inline void hl_assert_locker_locked(const struct hl_locker *lk)
+{
+}
+#endif
+#else
+void hl_assert_head_locked(const struct hl_head *h);
+void hl_assert_locker_locked(const struct hl_locker *lk);
 void hl_head_lock(struct hl_head *h) __acquires(h);
 void hl_head_unlock(struct hl_head *h) __releases(h);
 struct hl_part *hl_part_lock_local(struct hl_head *h) __acquires(h);

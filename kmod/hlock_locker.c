@@ -271,6 +271,17 @@ void hl_resched(void)
 	cond_resched();
 }
 
+#ifdef CONFIG_LOCKDEP
+/**
+ * hl_assert_locker_locked() - The core's check that @lk's lock is held.
+ * @lk: The locker.
+ */
+void hl_assert_locker_locked(const struct hl_locker *lk)
+{
+	lockdep_assert_held(&container_of(lk, struct hl_file, lk)->lock);
+}
+#endif
+
 /**
  * hl_file_ticket_put() - The one place a ticket goes back.
  * @f: The locker.

@@ -21,6 +21,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
@@ -30,6 +31,7 @@
 #include <linux/panic.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
 #include "hlock_internal.h"
@@ -195,6 +197,50 @@ module_param_cb(test_skip_conflict, &hl_skip_conflict_ops,
 		&hl_test_skip_conflict, 0644);
 MODULE_PARM_DESC(test_skip_conflict,
 		 "Test build only: grant new requests without the conflict check (taints the kernel)");
+
+/*
+ * test_dlm_fail: the next N DLM lock and unlock requests of cluster lock
+ * spaces fail with ENOMEM before they reach the DLM, as if it had refused
+ * them (hlock_cluster_test.sh's refused requests).
+ */
+static atomic_t hl_test_dlm_fail = ATOMIC_INIT(0);
+
+static int hl_test_dlm_fail_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret = kstrtouint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	if (n > INT_MAX)
+		return -EINVAL;
+	atomic_set(&hl_test_dlm_fail, n);
+	return 0;
+}
+
+static int hl_test_dlm_fail_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&hl_test_dlm_fail));
+}
+
+static const struct kernel_param_ops hl_test_dlm_fail_ops = {
+	.set = hl_test_dlm_fail_set,
+	.get = hl_test_dlm_fail_get,
+};
+module_param_cb(test_dlm_fail, &hl_test_dlm_fail_ops, NULL, 0644);
+MODULE_PARM_DESC(test_dlm_fail,
+		 "Test build only: the next N DLM lock and unlock requests of resources fail with ENOMEM, as if the DLM refused them (reads what is left)");
+
+/**
+ * hl_test_dlm_failed() - Whether a test asked for this DLM request to fail.
+ *
+ * Context: any.
+ * Return: true for the next test_dlm_fail requests, then false.
+ */
+bool hl_test_dlm_failed(void)
+{
+	return atomic_add_unless(&hl_test_dlm_fail, -1, 0);
+}
 
 /**
  * hl_test_debugfs() - Create /sys/kernel/debug/hlock/test_stall.

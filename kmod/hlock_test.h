@@ -46,6 +46,7 @@ enum hl_test_point {
 void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len);
 void hl_test_stall_path(enum hl_test_point tp, const char *path,
 			unsigned int len);
+bool hl_test_dlm_failed(void);
 void hl_test_debugfs(struct dentry *dir);
 #else
 static inline void hl_test_stall(enum hl_test_point tp, const char *name,
@@ -56,6 +57,12 @@ static inline void hl_test_stall(enum hl_test_point tp, const char *name,
 static inline void hl_test_stall_path(enum hl_test_point tp,
 				      const char *path, unsigned int len)
 {
+}
+
+/* Whether a test asked for this DLM request to fail (test_dlm_fail). */
+static inline bool hl_test_dlm_failed(void)
+{
+	return false;
 }
 
 static inline void hl_test_debugfs(struct dentry *dir)

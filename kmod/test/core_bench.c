@@ -63,7 +63,11 @@ void hl_head_unlock(struct hl_head *h)
 {
 }
 
-void hl_assert_head_locked(struct hl_head *h)
+void hl_assert_head_locked(const struct hl_head *h)
+{
+}
+
+void hl_assert_locker_locked(const struct hl_locker *lk)
 {
 }
 

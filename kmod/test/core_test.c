@@ -90,9 +90,17 @@ void hl_head_unlock(struct hl_head *h)
 	head_locks--;
 }
 
-void hl_assert_head_locked(struct hl_head *h)
+void hl_assert_head_locked(const struct hl_head *h)
 {
-	CHECK(thead_of(h)->locked, "head %s not locked", thead_of(h)->path);
+	const struct thead *t = container_of(h, struct thead, h);
+
+	CHECK(t->locked, "head %s not locked", t->path);
+}
+
+/* The test drives one locker at a time: its lock is the test's. */
+void hl_assert_locker_locked(const struct hl_locker *lk)
+{
+	CHECK(lk != NULL, "no locker");
 }
 
 /* A head has children while a head whose parent it is exists. */
@@ -1791,6 +1799,34 @@ static struct hl_req *req_of(int i, const char *path)
 	return hl_locker_find(&lockers[i].lk, find_head(path));
 }
 
+/* hl_req_blocking() and hl_node_refused() under the head lock, as the glue. */
+static bool req_blocking_locked(struct hl_head *h, const struct hl_req *req)
+{
+	bool r;
+
+	hl_head_lock(h);
+	r = hl_req_blocking(h, req);
+	hl_head_unlock(h);
+	return r;
+}
+
+static bool node_refused_locked(struct hl_head *h, s64 seq)
+{
+	bool r;
+
+	hl_head_lock(h);
+	r = hl_node_refused(h, seq);
+	hl_head_unlock(h);
+	return r;
+}
+
+static void head_blockers_locked(struct hl_req *req, struct hl_blockers *b)
+{
+	hl_head_lock(req->head);
+	hl_head_blockers(req->head, req, b);
+	hl_head_unlock(req->head);
+}
+
 /* A request blocks a waiter: only one whose mode conflicts with it. */
 static void test_req_blocks(void)
 {
@@ -1987,7 +2023,7 @@ static void test_cluster(void)
 		/* S was told already, by the IX that waits. */
 		CHECK(lockers[1].basts == b1 && lockers[2].basts == b2 + 1,
 		      "the IS holder told of a remote X");
-		CHECK(hl_req_blocking(h, req_of(2, "c")), "IS blocks it");
+		CHECK(req_blocking_locked(h, req_of(2, "c")), "IS blocks it");
 		hl_head_lock(h);
 		hl_node_remote(h, hl_mode_bit(HLOCK_X));
 		hl_head_unlock(h);
@@ -2035,16 +2071,16 @@ static void test_cluster(void)
 		struct hl_head *h = find_head("c");
 		s64 seq = h->back_seq;
 
-		CHECK(hl_node_refused(h, seq), "refused: it gives up");
-		CHECK(!hl_node_refused(h, seq - 1),
+		CHECK(node_refused_locked(h, seq), "refused: it gives up");
+		CHECK(!node_refused_locked(h, seq - 1),
 		      "not when it came after the refusal");
 		CHECK(lock(7, "c", HLOCK_S, 0) == -EINPROGRESS &&
-		      !hl_node_refused(h, h->back_seq),
+		      !node_refused_locked(h, h->back_seq),
 		      "a blocking request behind it still needs the node");
 		cancel(7);
-		CHECK(hl_node_refused(h, h->back_seq), "withdrawn, it does not");
+		CHECK(node_refused_locked(h, h->back_seq), "withdrawn, it does not");
 		cancel(6);
-		CHECK(!hl_node_refused(h, h->back_seq), "nothing waits");
+		CHECK(!node_refused_locked(h, h->back_seq), "nothing waits");
 	}
 	cluster_heads = false;
 	reset();
@@ -2120,11 +2156,11 @@ static void test_blockers(void)
 		CHECK(lock(i, "b", HLOCK_S, 0) == -EINPROGRESS, "S %d", i);
 	CHECK(lock(13, "b", HLOCK_X, 0) == -EINPROGRESS, "X waiter");
 	req = lockers[13].lk.op.reqs[1];
-	hl_head_blockers(req->head, req, &b);
+	head_blockers_locked(req, &b);
 	CHECK(b.nr == 1 + HLOCK_MAX_BLOCKERS && b.named == HLOCK_MAX_BLOCKERS &&
 	      b.reqs[0]->locker == &lockers[0].lk, "X: %u %u", b.nr, b.named);
 	req = lockers[12].lk.op.reqs[1];
-	hl_head_blockers(req->head, req, &b);
+	head_blockers_locked(req, &b);
 	CHECK(b.nr == 1 && b.named == 1, "S: %u %u", b.nr, b.named);
 	reset();
 }
