@@ -62,6 +62,7 @@
 #include <linux/workqueue.h>
 
 #include "hlock_internal.h"
+#include "hlock_test.h"
 
 /* Kinds of DLM resource names (their first byte). */
 #define HL_NAME_PATH		'p'
@@ -628,6 +629,12 @@ static void hl_clk_work(struct work_struct *work)
 	u32 flags = DLM_LKF_VALBLK;
 
 	hl_grants_init(&g);
+	/*
+	 * Test build: a test holds a blocking AST back here, to make a
+	 * reclaim pass meet it (hl_cluster_may_free()).
+	 */
+	if (atomic_read(&c->basts))
+		hl_test_stall(HL_TP_BAST, c->r->name, c->r->len);
 	hl_head_lock(h);
 	if (test_and_clear_bit(0, &c->done))
 		hl_clk_result(c, h);

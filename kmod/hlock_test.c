@@ -4,8 +4,12 @@
  *
  * /sys/kernel/debug/hlock/test_stall, root only:
  *
- *   write "reclaim NAME"   arm the point for the resource named NAME (its
- *                          last path component)
+ *   write "POINT NAME"     arm POINT for the resource named NAME (its
+ *                          last path component); POINT is one of
+ *                          reclaim   hl_res_reclaim(), the children count
+ *                                    read, the head not locked
+ *                          bast      hl_clk_work() of a cluster resource,
+ *                                    a blocking AST noted, not taken in
  *   write "go"             let a stalled point go on (or disarm it)
  *   read                   "idle", "armed" or "stalled"
  *
@@ -39,6 +43,7 @@ static const char *const hl_ts_names[] = {
 
 static const char *const hl_tp_names[HL_TP_NR] = {
 	[HL_TP_RECLAIM] = "reclaim",
+	[HL_TP_BAST] = "bast",
 };
 
 static DEFINE_SPINLOCK(hl_test_lock);

@@ -21,6 +21,11 @@ struct dentry;
 enum hl_test_point {
 	/* hl_res_reclaim(): the children count read, the head not locked. */
 	HL_TP_RECLAIM,
+	/*
+	 * hl_clk_work(): a blocking AST is noted (hl_clk's basts), the head
+	 * not locked yet, so not taken in.
+	 */
+	HL_TP_BAST,
 	HL_TP_NR,
 };
 
