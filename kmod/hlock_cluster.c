@@ -516,6 +516,16 @@ static void hl_clk_result(struct hl_clk *c, struct hl_head *h)
 		c->exists = false;
 		c->mode = HLOCK_NL;
 		h->node_mode = HLOCK_NL;
+		/*
+		 * As after a conversion down: no other node waits for a lock
+		 * this node no longer has.  A blocking AST the work noted in
+		 * the pass that sent the unlock, or while it was in flight,
+		 * was for the lock now gone; one that comes after this is
+		 * stale (@mode is NL).  Kept, it would hold back every
+		 * conflicting local request, and no blocking AST would ever
+		 * come to clear it.
+		 */
+		h->remote_mask = 0;
 		return;
 	}
 	switch (status) {

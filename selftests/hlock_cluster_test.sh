@@ -28,7 +28,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..18"
+echo "1..19"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -695,5 +695,56 @@ case $node in
 esac
 [ "$t" = ok ] && ok "async and io_uring locks complete when another node releases" ||
 	not_ok "async and io_uring locks complete when another node releases: $t"
+
+# 19. A reclaim pass unlocks a resource whose blocking AST came in before
+# its work took it in: node 1 caches X on bx, node 2 asks for it, and
+# node 1's work, which the blocking AST queued, is held back (the test
+# build's stall point "bast") while a reclaim pass asks to unlock bx; let
+# go, the work notes the AST and unlocks in one pass.  Node 2 is granted;
+# afterwards node 1 takes X on bx again, no other node waiting any more.
+# (Caching only: without, bx goes down to NL at the release, and no
+# blocking AST comes.)
+t=ok
+stall=/sys/kernel/debug/hlock/test_stall
+# stalled: whether this node's stall point stalls now.
+stalled() {
+	[ "$(cat $stall)" = stalled ]
+}
+if [ "$cache" != Y ]; then
+	skip "a reclaim unlock that crosses a blocking AST: needs cluster_cache"
+else
+	case $node in
+	1)
+		hlock bx true || t="node 1's X failed"
+		echo "bast bx" >$stall || t="stall point bast cannot be armed"
+		bar bx-armed
+		if within stalled; then
+			echo 1 >/sys/kernel/debug/hlock/reclaim ||
+				t="reclaim failed"
+		else
+			t="node 1 never noted node 2's wait"
+		fi
+		echo go >$stall
+		bar bx-go
+		bar bx-taken
+		hlock -w $LONG bx true ||
+			t="X on bx after node 2's failed: node 1 still sees a waiter"
+		;;
+	2)
+		bar bx-armed
+		hlock -w $LONG bx true || t="node 2's X on bx failed"
+		bar bx-go
+		bar bx-taken
+		;;
+	*)
+		bar bx-armed
+		bar bx-go
+		bar bx-taken
+		;;
+	esac
+	bar bx-done
+	[ "$t" = ok ] && ok "a reclaim unlock that crosses a blocking AST" ||
+		not_ok "a reclaim unlock that crosses a blocking AST: $t"
+fi
 
 exit $failed
