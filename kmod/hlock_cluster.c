@@ -477,10 +477,13 @@ static void hl_clk_ast(void *arg)
 {
 	struct hl_clk *c = arg;
 
-	set_bit(0, &c->done);
 	/*
 	 * Once @done is set, the work may take the answer in and a reclaim
-	 * pass free @c: not before this section ends.
+	 * pass free @c: not before this section ends.  So @done is set
+	 * only inside it: a work that another callback or the resume work
+	 * queued could run between a set before it and its start, take the
+	 * answer, and a reclaim pass free @c after a grace period that
+	 * need not wait for this callback.
 	 */
 	rcu_read_lock();
 	set_bit(0, &c->done);
