@@ -23,6 +23,7 @@
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/ktime.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -64,7 +65,7 @@ static struct {
  */
 void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 {
-	unsigned int ms;
+	u64 deadline;
 
 	if (READ_ONCE(hl_test.state) != HL_TS_ARMED)
 		return;
@@ -76,7 +77,13 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 	}
 	WRITE_ONCE(hl_test.state, HL_TS_STALLED);
 	spin_unlock(&hl_test_lock);
-	for (ms = 0; ms < HL_TEST_STALL_MS; ms++) {
+	/*
+	 * By the clock: a count of mdelay()s is not one where the delay
+	 * loop's calibration is off (qemu's TCG: 5000 mdelay(1) took 3 ms
+	 * on 6.1, and the stall gave up before any test saw it).
+	 */
+	deadline = ktime_get_ns() + HL_TEST_STALL_MS * NSEC_PER_MSEC;
+	while (ktime_get_ns() < deadline) {
 		if (READ_ONCE(hl_test.state) != HL_TS_STALLED)
 			return;
 		mdelay(1);
