@@ -512,6 +512,8 @@ static void hl_clk_ast(void *arg)
 	/* Counted before the work can see the answer. */
 	smp_mb__after_atomic();
 	set_bit(0, &c->done);
+	/* Test build: a test holds the callback here (hlock_test.h). */
+	hl_test_stall(HL_TP_AST, c->r->name, c->r->len);
 	hl_clk_queue(c);
 	/* Last touch of @c: the reclaim pass reads @refs with acquire. */
 	atomic_dec_return_release(&c->refs);

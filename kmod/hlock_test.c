@@ -10,6 +10,8 @@
  *                                    read, the head not locked
  *                          bast      hl_clk_work() of a cluster resource,
  *                                    a blocking AST noted, not taken in
+ *                          ast       hl_clk_ast() of a cluster resource,
+ *                                    the answer noted, the work not queued
  *   write "go"             let a stalled point go on (or disarm it)
  *   read                   "idle", "armed" or "stalled"
  *
@@ -45,6 +47,7 @@ static const char *const hl_ts_names[] = {
 static const char *const hl_tp_names[HL_TP_NR] = {
 	[HL_TP_RECLAIM] = "reclaim",
 	[HL_TP_BAST] = "bast",
+	[HL_TP_AST] = "ast",
 };
 
 static DEFINE_SPINLOCK(hl_test_lock);

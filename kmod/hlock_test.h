@@ -26,6 +26,11 @@ enum hl_test_point {
 	 * not locked yet, so not taken in.
 	 */
 	HL_TP_BAST,
+	/*
+	 * hl_clk_ast(): the answer noted (hl_clk's done), the work not
+	 * queued yet.
+	 */
+	HL_TP_AST,
 	HL_TP_NR,
 };
 

@@ -28,7 +28,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..19"
+echo "1..20"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -745,6 +745,64 @@ else
 	bar bx-done
 	[ "$t" = ok ] && ok "a reclaim unlock that crosses a blocking AST" ||
 		not_ok "a reclaim unlock that crosses a blocking AST: $t"
+fi
+
+# 20. A completion AST held after it noted the answer and before it queued
+# the work (the test build's stall point "ast"), while a pass of the work
+# that something else queued takes the answer in (the resume work, which
+# a request the DLM refused at once queues 100 ms later) and reclaim
+# passes find the resource idle, with no DLM lock: the resource stays
+# until the callback is done with it.  On node 1 alone: a reclaim pass
+# unlocks ua, and the unlock's answer is held.
+t=ok
+res() {
+	sed -n 's/^resources //p' /sys/kernel/debug/hlock/resources
+}
+reclaim() {
+	echo 1 >/sys/kernel/debug/hlock/reclaim
+}
+# none: whether a reclaim pass leaves no resource (a first pass unlocks
+# the DLM locks of idle ones, a later one frees them once answered).
+none() {
+	reclaim
+	[ "$(res)" = 0 ]
+}
+if [ "$node" = 1 ]; then
+	within none || t="resources stay: $(res)"
+	hlock ua true || t="X on ua failed"
+	echo "ast ua" >$stall || t="stall point ast cannot be armed"
+	reclaim
+	if within stalled; then
+		echo 1 >/sys/module/hlock/parameters/test_dlm_fail
+		hlock -n uo true 2>/dev/null
+		echo 0 >/sys/module/hlock/parameters/test_dlm_fail
+		# uo has no DLM lock, and goes; ua must stay.
+		i=0
+		while [ $i -lt 10 ]; do
+			reclaim
+			sleep 0.1
+			i=$((i + 1))
+		done
+		r=$(res)
+		if ! stalled; then
+			t=skip
+		elif [ "$r" != 1 ]; then
+			t="$r resources while ua's AST was held: ua was freed"
+		fi
+	else
+		t="ua's unlock was never answered"
+	fi
+	echo go >$stall
+	within none || t="ua stays after its AST went on: $(res)"
+	hlock -w $LONG ua true || t="X on ua failed afterwards"
+fi
+bar ast-done
+if [ "$t" = skip ]; then
+	skip "a completion AST held keeps its resource: the stall gave up first"
+elif [ "$t" = ok ]; then
+	ok "a completion AST held keeps its resource"
+else
+	not_ok "a completion AST held keeps its resource: $t"
 fi
 
 exit $failed
