@@ -41,11 +41,13 @@
  * there is at most one DLM request in flight per resource (@busy).
  *
  * Lifetimes: a resource whose node has a DLM lock on it, or a request in
- * flight, is not freed (hl_cluster_may_free()) until its lockspace is
- * released; resources are freed after an RCU grace period, and the
- * callbacks run in an RCU read-side section, so one that the work already
- * answered may still finish with its hl_clk.  The binding outlives every
- * callback (hl_cluster_leave()).
+ * flight, or whose work is queued or running (@refs), is not freed
+ * (hl_cluster_may_free()) until its lockspace is released.  The
+ * completion AST holds @refs from before it sets @done, the answer the
+ * work takes in, until its work is queued, which holds them on until that
+ * pass ends: the work may answer the request and a reclaim pass look at
+ * the resource before the callback is done with its hl_clk.  The binding
+ * outlives every callback (hl_cluster_leave()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -173,6 +175,9 @@ struct hl_cluster {
  * @cl: Its space's binding.
  * @done: Set by the completion AST.
  * @basts: Modes (bits) of the blocking ASTs not yet looked at.
+ * @refs: Passes of @work queued or running, and completion ASTs between
+ *	setting @done and queueing @work: while not 0, the resource stays
+ *	(hl_cluster_may_free()).
  * @busy: A request of this lock is in flight in the DLM.
  * @exists: The DLM lock exists (@lksb.sb_lkid is valid).
  * @unlocking: The request in flight is its unlock.
@@ -209,6 +214,7 @@ struct hl_clk {
 	struct hl_cluster *cl;
 	unsigned long done;
 	atomic_t basts;
+	atomic_t refs;
 	bool busy;
 	bool exists;
 	bool unlocking;
@@ -296,6 +302,22 @@ static void hl_cluster_queue(struct hl_cluster *cl, struct work_struct *work)
 {
 	if (!READ_ONCE(cl->dead))
 		queue_work(cl->wq, work);
+}
+
+/*
+ * Queue @c's work, unless the binding ends, counted in @c->refs until
+ * the pass ends.  Context: as hl_cluster_queue().
+ */
+static void hl_clk_queue(struct hl_clk *c)
+{
+	struct hl_cluster *cl = c->cl;
+
+	if (READ_ONCE(cl->dead))
+		return;
+	atomic_inc(&c->refs);
+	/* Pending already: the pass to come is counted. */
+	if (!queue_work(cl->wq, &c->work))
+		atomic_dec(&c->refs);
 }
 
 static void hl_dlm_put(void)
@@ -440,23 +462,33 @@ void hl_node_update(struct hl_head *h)
 		h->node_mode = hl_meet(h->node_mode, keep);
 	}
 	if (hl_clk_target(c, h) >= 0 || hl_clk_cancel(c, h))
-		hl_cluster_queue(c->cl, &c->work);
+		hl_clk_queue(c);
 }
 
 /* The completion AST: a request of the lock ended (lksb.sb_status). */
 static void hl_clk_ast(void *arg)
 {
 	struct hl_clk *c = arg;
+	struct hl_cluster *cl = c->cl;
 
-	set_bit(0, &c->done);
 	/*
-	 * Once @done is set, the work may take the answer in and a reclaim
-	 * pass free @c: not before this section ends.
+	 * The section: hl_cluster_leave() waits for it after setting @dead.
+	 * Once @done is set, a pass of the work that something else queued
+	 * may take the answer in, and a reclaim pass find the resource
+	 * unused: @refs keeps it until this pass's own work is queued, which
+	 * keeps it on.  Not a grace period: the queued work outlives one.
 	 */
 	rcu_read_lock();
+	atomic_inc(&c->refs);
+	/* Counted before the work can see the answer. */
+	smp_mb__after_atomic();
 	set_bit(0, &c->done);
-	hl_cluster_queue(c->cl, &c->work);
-	hl_cluster_answered(c->cl);
+	/* Test build: a test holds the callback here (hlock_test.h). */
+	hl_test_stall(HL_TP_AST, c->r->name, c->r->len);
+	hl_clk_queue(c);
+	/* Last touch of @c: the reclaim pass reads @refs with acquire. */
+	atomic_dec_return_release(&c->refs);
+	hl_cluster_answered(cl);
 	rcu_read_unlock();
 }
 
@@ -470,7 +502,7 @@ static void hl_clk_bast(void *arg, int mode)
 	rcu_read_lock();
 	atomic_or(hl_mode_bit(mode), &c->basts);
 	atomic_long_inc(&c->cl->basts);
-	hl_cluster_queue(c->cl, &c->work);
+	hl_clk_queue(c);
 	rcu_read_unlock();
 }
 
@@ -487,6 +519,16 @@ static void hl_clk_result(struct hl_clk *c, struct hl_head *h)
 		c->exists = false;
 		c->mode = HLOCK_NL;
 		h->node_mode = HLOCK_NL;
+		/*
+		 * As after a conversion down: no other node waits for a lock
+		 * this node no longer has.  A blocking AST the work noted in
+		 * the pass that sent the unlock, or while it was in flight,
+		 * was for the lock now gone; one that comes after this is
+		 * stale (@mode is NL).  Kept, it would hold back every
+		 * conflicting local request, and no blocking AST would ever
+		 * come to clear it.
+		 */
+		h->remote_mask = 0;
 		return;
 	}
 	switch (status) {
@@ -583,9 +625,9 @@ static void hl_clk_refused(struct hl_clk *c, enum hl_clk_call call, int err)
 				   msecs_to_jiffies(HL_RETRY_MS));
 }
 
-static void hl_clk_work(struct work_struct *work)
+/* One pass of hl_clk_work(). */
+static void hl_clk_pass(struct hl_clk *c)
 {
-	struct hl_clk *c = container_of(work, struct hl_clk, work);
 	struct hl_head *h = &c->r->head;
 	enum hl_clk_call call = HL_CLK_NONE;
 	struct hl_grants g;
@@ -594,6 +636,12 @@ static void hl_clk_work(struct work_struct *work)
 	u32 flags = DLM_LKF_VALBLK;
 
 	hl_grants_init(&g);
+	/*
+	 * Test build: a test holds a blocking AST back here, to make a
+	 * reclaim pass meet it (hl_cluster_may_free()).
+	 */
+	if (atomic_read(&c->basts))
+		hl_test_stall(HL_TP_BAST, c->r->name, c->r->len);
 	hl_head_lock(h);
 	if (test_and_clear_bit(0, &c->done))
 		hl_clk_result(c, h);
@@ -680,6 +728,18 @@ static void hl_clk_work(struct work_struct *work)
 				    &c->lksb, c);
 	if (ret)
 		hl_clk_refused(c, call, ret);
+}
+
+static void hl_clk_work(struct work_struct *work)
+{
+	struct hl_clk *c = container_of(work, struct hl_clk, work);
+
+	hl_clk_pass(c);
+	/*
+	 * Last touch of @c: from here on a reclaim pass may free it (it
+	 * reads @refs with acquire).
+	 */
+	atomic_dec_return_release(&c->refs);
 }
 
 static void hl_clk_name(struct hl_clk *c, const char *path, unsigned int len)
@@ -808,6 +868,7 @@ int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 	init_waitqueue_head(&c->answer_wq);
 	c->refused_seq = S64_MIN;
 	atomic_set(&c->basts, 0);
+	atomic_set(&c->refs, 0);
 	c->r = r;
 	c->cl = cl;
 	c->lksb.sb_lvbptr = c->lvb;
@@ -851,8 +912,11 @@ bool hl_cluster_may_free(struct hl_res *r)
 	/* Released: no callback can come for it any more. */
 	if (!c || READ_ONCE(c->cl->released))
 		return true;
-	/* A callback may still come: for the answer, or for the lock. */
-	if (c->busy || work_pending(&c->work))
+	/*
+	 * A callback may still come: for the answer, or for the lock; or
+	 * one is still at it, or the work is.
+	 */
+	if (c->busy || atomic_read_acquire(&c->refs))
 		return false;
 	if (!c->exists)
 		return true;
@@ -863,7 +927,7 @@ bool hl_cluster_may_free(struct hl_res *r)
 	 */
 	if (hl_head_idle(&r->head) && hl_cluster_up(c->cl)) {
 		c->unlock = true;
-		hl_cluster_queue(c->cl, &c->work);
+		hl_clk_queue(c);
 	}
 	return false;
 }
@@ -1170,7 +1234,7 @@ static void hl_clk_resume(struct hl_res *r, void *arg)
 	hl_head_lock(&r->head);
 	/* A dead one may be freed: its work must not be queued again. */
 	if (!r->head.dead)
-		hl_cluster_queue(cl, &c->work);
+		hl_clk_queue(c);
 	hl_head_unlock(&r->head);
 }
 

@@ -153,7 +153,8 @@ struct hl_part {
  *	ASTs): a new request whose mode conflicts with one of them waits,
  *	so that this node lets go instead of starving them.  Pending
  *	conversions do not wait for them (their holders already block the
- *	other nodes, which wait for them in turn).
+ *	other nodes, which wait for them in turn).  Cleared when this
+ *	node's DLM lock has gone down, or away: then nobody waits for it.
  * @try_waiting: Requests of try-locks (HL_RF_TRY) waiting here, when
  *	@cluster: they wait for the DLM's answer at once (hl_node_update()).
  *

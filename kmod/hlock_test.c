@@ -5,10 +5,22 @@
  *
  * /sys/kernel/debug/hlock/test_stall, root only:
  *
- *   write "POINT NAME"     arm POINT for NAME: "reclaim", "wait" or "table"
- *                          and the resource named NAME (its last path
- *                          component), or "lease_work" and the locker whose
- *                          last lock call was made by command NAME
+ *   write "POINT NAME"     arm POINT for NAME; POINT is one of
+ *                          reclaim   hl_res_reclaim(), the children count
+ *                                    read, the head not locked
+ *                          wait      hl_lock_call(), a blocking call that
+ *                                    dropped the locker lock, not asleep
+ *                          table     hl_snap_req(), a record of the lock
+ *                                    table made, the other lockers to come
+ *                          bast      hl_clk_work() of a cluster resource,
+ *                                    a blocking AST noted, not taken in
+ *                          ast       hl_clk_ast() of a cluster resource,
+ *                                    the answer noted, the work not queued
+ *                          lease_work  hl_lease_work(), queued, the locker
+ *                                    lock not taken
+ *                          and NAME is the resource's name (its last path
+ *                          component), for lease_work the command name of
+ *                          the locker's last lock call
  *   write "go"             let a stalled point go on (or disarm it)
  *   read                   "idle", "armed" or "stalled"
  *
@@ -53,6 +65,8 @@ static const char *const hl_tp_names[HL_TP_NR] = {
 	[HL_TP_LEASE_WORK] = "lease_work",
 	[HL_TP_WAIT] = "wait",
 	[HL_TP_TABLE] = "table",
+	[HL_TP_BAST] = "bast",
+	[HL_TP_AST] = "ast",
 };
 
 static DEFINE_SPINLOCK(hl_test_lock);
@@ -73,7 +87,7 @@ static struct {
  */
 void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 {
-	u64 end;
+	u64 deadline;
 
 	if (READ_ONCE(hl_test.state) != HL_TS_ARMED)
 		return;
@@ -85,8 +99,13 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 	}
 	WRITE_ONCE(hl_test.state, HL_TS_STALLED);
 	spin_unlock(&hl_test_lock);
-	end = ktime_get_ns() + HL_TEST_STALL_MS * NSEC_PER_MSEC;
-	while (ktime_get_ns() < end) {
+	/*
+	 * By the clock: a count of mdelay()s is not one where the delay
+	 * loop's calibration is off (qemu's TCG: 5000 mdelay(1) took 3 ms
+	 * on 6.1, and the stall gave up before any test saw it).
+	 */
+	deadline = ktime_get_ns() + HL_TEST_STALL_MS * NSEC_PER_MSEC;
+	while (ktime_get_ns() < deadline) {
 		if (READ_ONCE(hl_test.state) != HL_TS_STALLED)
 			return;
 		mdelay(1);

@@ -39,6 +39,16 @@ enum hl_test_point {
 	 * resource.  Its locker's lock is held.
 	 */
 	HL_TP_TABLE,
+	/*
+	 * hl_clk_work(): a blocking AST is noted (hl_clk's basts), the head
+	 * not locked yet, so not taken in.
+	 */
+	HL_TP_BAST,
+	/*
+	 * hl_clk_ast(): the answer noted (hl_clk's done), the work not
+	 * queued yet.
+	 */
+	HL_TP_AST,
 	HL_TP_NR,
 };
 

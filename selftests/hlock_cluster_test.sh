@@ -28,7 +28,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..18"
+echo "1..20"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -695,5 +695,114 @@ case $node in
 esac
 [ "$t" = ok ] && ok "async and io_uring locks complete when another node releases" ||
 	not_ok "async and io_uring locks complete when another node releases: $t"
+
+# 19. A reclaim pass unlocks a resource whose blocking AST came in before
+# its work took it in: node 1 caches X on bx, node 2 asks for it, and
+# node 1's work, which the blocking AST queued, is held back (the test
+# build's stall point "bast") while a reclaim pass asks to unlock bx; let
+# go, the work notes the AST and unlocks in one pass.  Node 2 is granted;
+# afterwards node 1 takes X on bx again, no other node waiting any more.
+# (Caching only: without, bx goes down to NL at the release, and no
+# blocking AST comes.)
+t=ok
+stall=/sys/kernel/debug/hlock/test_stall
+# stalled: whether this node's stall point stalls now.
+stalled() {
+	[ "$(cat $stall)" = stalled ]
+}
+if [ "$cache" != Y ]; then
+	skip "a reclaim unlock that crosses a blocking AST: needs cluster_cache"
+else
+	case $node in
+	1)
+		hlock bx true || t="node 1's X failed"
+		echo "bast bx" >$stall || t="stall point bast cannot be armed"
+		bar bx-armed
+		if within stalled; then
+			echo 1 >/sys/kernel/debug/hlock/reclaim ||
+				t="reclaim failed"
+		else
+			t="node 1 never noted node 2's wait"
+		fi
+		echo go >$stall
+		bar bx-go
+		bar bx-taken
+		hlock -w $LONG bx true ||
+			t="X on bx after node 2's failed: node 1 still sees a waiter"
+		;;
+	2)
+		bar bx-armed
+		hlock -w $LONG bx true || t="node 2's X on bx failed"
+		bar bx-go
+		bar bx-taken
+		;;
+	*)
+		bar bx-armed
+		bar bx-go
+		bar bx-taken
+		;;
+	esac
+	bar bx-done
+	[ "$t" = ok ] && ok "a reclaim unlock that crosses a blocking AST" ||
+		not_ok "a reclaim unlock that crosses a blocking AST: $t"
+fi
+
+# 20. A completion AST held after it noted the answer and before it queued
+# the work (the test build's stall point "ast"), while a pass of the work
+# that something else queued takes the answer in (the resume work, which
+# a request the DLM refused at once queues 100 ms later) and reclaim
+# passes find the resource idle, with no DLM lock: the resource stays
+# until the callback is done with it.  On node 1 alone: a reclaim pass
+# unlocks ua, and the unlock's answer is held.
+t=ok
+res() {
+	sed -n 's/^resources //p' /sys/kernel/debug/hlock/resources
+}
+reclaim() {
+	echo 1 >/sys/kernel/debug/hlock/reclaim
+}
+# none: whether a reclaim pass leaves no resource (a first pass unlocks
+# the DLM locks of idle ones, a later one frees them once answered).
+none() {
+	reclaim
+	[ "$(res)" = 0 ]
+}
+if [ "$node" = 1 ]; then
+	within none || t="resources stay: $(res)"
+	hlock ua true || t="X on ua failed"
+	echo "ast ua" >$stall || t="stall point ast cannot be armed"
+	reclaim
+	if within stalled; then
+		echo 1 >/sys/module/hlock/parameters/test_dlm_fail
+		hlock -n uo true 2>/dev/null
+		echo 0 >/sys/module/hlock/parameters/test_dlm_fail
+		# uo has no DLM lock, and goes; ua must stay.
+		i=0
+		while [ $i -lt 10 ]; do
+			reclaim
+			sleep 0.1
+			i=$((i + 1))
+		done
+		r=$(res)
+		if ! stalled; then
+			t=skip
+		elif [ "$r" != 1 ]; then
+			t="$r resources while ua's AST was held: ua was freed"
+		fi
+	else
+		t="ua's unlock was never answered"
+	fi
+	echo go >$stall
+	within none || t="ua stays after its AST went on: $(res)"
+	hlock -w $LONG ua true || t="X on ua failed afterwards"
+fi
+bar ast-done
+if [ "$t" = skip ]; then
+	skip "a completion AST held keeps its resource: the stall gave up first"
+elif [ "$t" = ok ]; then
+	ok "a completion AST held keeps its resource"
+else
+	not_ok "a completion AST held keeps its resource: $t"
+fi
 
 exit $failed
