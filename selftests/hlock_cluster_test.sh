@@ -753,8 +753,10 @@ fi
 # a request the DLM refused at once queues 100 ms later) and reclaim
 # passes find the resource idle, with no DLM lock: the resource stays
 # until the callback is done with it.  On node 1 alone: a reclaim pass
-# unlocks ua, and the unlock's answer is held.
+# unlocks ua, and the unlock's answer is held.  Without cluster_cache the
+# DLM lock goes with the last release, before any reclaim pass: skipped.
 t=ok
+[ "$cache" = Y ] || t=nocache
 res() {
 	sed -n 's/^resources //p' /sys/kernel/debug/hlock/resources
 }
@@ -767,7 +769,7 @@ none() {
 	reclaim
 	[ "$(res)" = 0 ]
 }
-if [ "$node" = 1 ]; then
+if [ "$node" = 1 ] && [ "$t" = ok ]; then
 	within none || t="resources stay: $(res)"
 	hlock ua true || t="X on ua failed"
 	echo "ast ua" >$stall || t="stall point ast cannot be armed"
@@ -797,7 +799,9 @@ if [ "$node" = 1 ]; then
 	hlock -w $LONG ua true || t="X on ua failed afterwards"
 fi
 bar ast-done
-if [ "$t" = skip ]; then
+if [ "$t" = nocache ]; then
+	skip "a completion AST held keeps its resource: needs cluster_cache"
+elif [ "$t" = skip ]; then
 	skip "a completion AST held keeps its resource: the stall gave up first"
 elif [ "$t" = ok ]; then
 	ok "a completion AST held keeps its resource"
