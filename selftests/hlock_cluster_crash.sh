@@ -20,6 +20,10 @@
 # holds the lockspace's token counter when it crashes); the survivors
 # read it as the value of tk, and the tokens they draw afterwards are
 # greater.
+# The last node also dies waiting and converting: it waits for X on f,
+# which node 1 holds, and its S on g, which node 2 shares, waits to become
+# X.  Neither may outlive it: once node 1 lets f go, node 2 gets X on f at
+# once, and node 2 converts its own S on g to X.
 # The steps are ordered by barriers, never by timing.  Prints TAP on the
 # nodes left; exits 1 if a test failed on this node.
 
@@ -34,7 +38,7 @@ echo "TAP version 13"
 if [ "$node" = "$nodes" ]; then
 	echo "1..0 # node $node crashes"
 else
-	echo "1..4"
+	echo "1..6"
 fi
 
 . "$(dirname "$0")/hlock_cluster_lib.sh"
@@ -55,12 +59,32 @@ if [ "$node" = 1 ]; then
 fi
 bar e-set
 
+# Node 1 holds X on f, node 2 S on g, in lockers of the shell (fd 8).
+case $node in
+1)
+	exec 8<>/dev/hlock
+	hlock 8 f || echo "# node 1: X on f failed"
+	;;
+2)
+	exec 8<>/dev/hlock
+	hlock -s 8 g || echo "# node 2: S on g failed"
+	;;
+esac
+bar fg-held
+
 t=ok
 t2=ok
 case $node in
 "$nodes")
 	hlock_cluster_lvb -t tk x >/dev/null ||
 		echo "# node $node: X on tk or its token failed"
+	# A wait, and a conversion that waits, for the crash to end.
+	hlock -w $LONG f true &
+	(
+		exec 9<>/dev/hlock
+		hlock -s 9 g && echo >/tmp/g-shared && hlock -w $LONG 9 g
+	) &
+	wait_for /tmp/g-shared || echo "# node $node: S on g failed"
 	hlock c/d -c "echo held >/tmp/cd-held; sleep 3600" &
 	hlock_cluster_lvb -h e x never >/tmp/e-held &
 	wait_for /tmp/cd-held && wait_for /tmp/e-held ||
@@ -130,6 +154,36 @@ case $node in
 esac
 [ "$t" = ok ] && ok "the nodes left lock as before" ||
 	not_ok "the nodes left lock as before: $t"
+
+# The crashed node's wait for f and its conversion on g went with it:
+# node 1, whom it asked for f, lets f go and takes it again, and node 2
+# then gets X on f, and converts its S on g to X, which the crashed node's
+# S, or a remote waiter that node 2 still believed in, would keep waiting.
+t=ok
+t2=ok
+case $node in
+1)
+	hlock -u 8 f || t="node 1's unlock of f failed"
+	# Nobody waits for f now: node 1 locks it again as it likes.
+	hlock -w $LONG f true || t="node 1 cannot lock f again"
+	bar f-free
+	bar g-converted
+	;;
+2)
+	bar f-free
+	hlock -w $LONG f true || t="X on f not granted once node 1 let it go"
+	hlock -w $LONG 8 g || t2="S on g not converted to X"
+	bar g-converted
+	;;
+*)
+	bar f-free
+	bar g-converted
+	;;
+esac
+[ "$t" = ok ] && ok "a crashed node's wait leaves the queue" ||
+	not_ok "a crashed node's wait leaves the queue: $t"
+[ "$t2" = ok ] && ok "a crashed node's conversion leaves the queue" ||
+	not_ok "a crashed node's conversion leaves the queue: $t2"
 
 # Tokens drawn after the crash, on either node left, are greater than the
 # last one the crashed node drew.
