@@ -484,14 +484,11 @@ static void queue_changed(struct hl_head *h, struct hl_grants *g, bool ahead)
 				dl_recheck(req, g);
 		return;
 	}
-	req = hl_queue_first(h, 0);
-	if (!req)
-		return;
 	/* A head alone in its queue is waited for by no new waiter. */
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
 		queued += h->wait_count[m] - h->conv_count[m];
 	if (queued > 1)
-		dl_recheck(req, g);
+		dl_recheck(hl_queue_first(h, 0), g);
 }
 
 /*
@@ -713,7 +710,7 @@ static void head_cancel(struct hl_head *h, struct hl_req *req,
 
 	wait_end(req);
 	if (req->state == HL_WAITING) {
-		head = hl_queue_first(h, 0) == req;
+		head = hl_deadlock_detect() && hl_queue_first(h, 0) == req;
 		list_del(&req->node);
 		count_sub(h->wait_count, &h->wait_mask, req->mode, 1);
 	} else {

@@ -209,6 +209,20 @@ static char *hlt_kl_path(const char *w)
 }
 
 /*
+ * The MODE and PATH words every lock command starts with.  Return: the
+ * path (the caller frees it), its mode in *@mode, or ERR_PTR(-EINVAL).
+ */
+static char *hlt_kl_mode_path(char **s, int *mode)
+{
+	char *w = hlt_kl_word(s);
+
+	*mode = w ? hlt_mode_parse(w) : -EINVAL;
+	if (*mode < 0)
+		return ERR_PTR(-EINVAL);
+	return hlt_kl_path(hlt_kl_word(s));
+}
+
+/*
  * The optional words of a lock command after its path: a timeout in ms
  * (set in @ms, @timed) and a sleep mode (HLOCK_KF_* in @flags), each at
  * most once.  Return: 0 or -EINVAL.
@@ -235,15 +249,12 @@ static int hlt_kl_lock_opts(char **s, unsigned int *ms, bool *timed,
 
 static int hlt_kl_lock_cmd(char **s)
 {
-	char *w = hlt_kl_word(s), *path;
 	unsigned int ms = 0, flags;
 	int mode, ret = 0;
+	char *path;
 	bool timed;
 
-	mode = w ? hlt_mode_parse(w) : -EINVAL;
-	if (mode < 0)
-		return -EINVAL;
-	path = hlt_kl_path(hlt_kl_word(s));
+	path = hlt_kl_mode_path(s, &mode);
 	if (IS_ERR(path))
 		return PTR_ERR(path);
 	if (hlt_kl_lock_opts(s, &ms, &timed, &flags)) {
@@ -277,13 +288,10 @@ static int hlt_kl_lock_cmd(char **s)
  */
 static int hlt_kl_try_cmd(char **s)
 {
-	char *w = hlt_kl_word(s), *path, *cmd;
+	char *path, *cmd;
 	int mode, ret;
 
-	mode = w ? hlt_mode_parse(w) : -EINVAL;
-	if (mode < 0)
-		return -EINVAL;
-	path = hlt_kl_path(hlt_kl_word(s));
+	path = hlt_kl_mode_path(s, &mode);
 	if (IS_ERR(path))
 		return PTR_ERR(path);
 	if (hlt_kl_word(s)) {
