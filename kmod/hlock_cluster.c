@@ -401,7 +401,7 @@ static int hl_clk_target(struct hl_clk *c, struct hl_head *h)
 		return keep;
 	/*
 	 * Not caching: a release lowered what may be granted to what is
-	 * held (hl_node_update()); the DLM lock follows, before anything
+	 * held (hl_clk_update()); the DLM lock follows, before anything
 	 * that waits asks for more again.
 	 */
 	if (!READ_ONCE(hl_cluster_cache) && !hl_covers(h->node_mode, c->mode))
@@ -444,10 +444,10 @@ static bool hl_clk_cancel(struct hl_clk *c, struct hl_head *h)
 }
 
 /*
- * hl_node_update() - The core's hook: the needs of a cluster head may have
+ * hl_clk_update() - The core's hook: the needs of a cluster head may have
  * changed.  Context: head lock.
  */
-void hl_node_update(struct hl_head *h)
+void hl_clk_update(struct hl_head *h)
 {
 	struct hl_clk *c = hl_res_of(h)->clk;
 	unsigned int keep;
@@ -1162,13 +1162,13 @@ int hl_cluster_token(struct hl_cluster *cl, u64 *token)
 }
 
 /**
- * hl_node_lost() - Whether this node lost the cluster of a cluster head.
+ * hl_cluster_head_lost() - Whether this node lost the cluster of a cluster head.
  * @h: The head.
  *
  * Context: head lock.
  * Return: true once hl_cluster_lost_work() declared it.
  */
-bool hl_node_lost(const struct hl_head *h)
+bool hl_cluster_head_lost(const struct hl_head *h)
 {
 	return READ_ONCE(hl_res_of(h)->clk->cl->lost);
 }

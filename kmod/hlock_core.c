@@ -877,8 +877,9 @@ static struct hlist_head *index_bucket(struct hl_locker *lk,
 /**
  * hl_locker_init() - Initialise an empty locker.
  * @lk: The locker.
+ * @graph: The wait-for graph of its lock space (the deadlock search).
  */
-void hl_locker_init(struct hl_locker *lk)
+void hl_locker_init(struct hl_locker *lk, struct hl_graph *graph)
 {
 	unsigned int b;
 
@@ -893,7 +894,7 @@ void hl_locker_init(struct hl_locker *lk)
 	lk->nr_spare = 0;
 	for (b = 0; b < ARRAY_SIZE(lk->index_inline); b++)
 		INIT_HLIST_HEAD(&lk->index_inline[b]);
-	lk->graph = NULL;
+	lk->graph = graph;
 	lk->wait_head = NULL;
 	lk->wait_req = NULL;
 	lk->wait_seq = 0;
@@ -904,6 +905,35 @@ void hl_locker_init(struct hl_locker *lk)
 	lk->op.nr = 0;
 	lk->op.pinned = 0;
 	lk->op.queued = false;
+}
+
+/**
+ * hl_locker_limit() - Set how many requests a locker may hold.
+ * @lk: The locker.
+ * @max: Most entries an operation may make @lk->reqs hold; a level that
+ *	would need one more fails with -ENOLCK.
+ *
+ * Context: the locker lock held, before hl_op_start().
+ */
+void hl_locker_limit(struct hl_locker *lk, unsigned int max)
+{
+	hl_assert_locker_locked(lk);
+	lk->max_reqs = max;
+}
+
+/**
+ * hl_req_token_set() - Give a granted request the fencing token its host
+ *	drew for it later (a cluster space's, from the DLM).
+ * @lk: The request's locker.
+ * @req: The request, granted.
+ * @token: The token.
+ *
+ * Context: the locker lock held.
+ */
+void hl_req_token_set(struct hl_locker *lk, struct hl_req *req, u64 token)
+{
+	hl_assert_locker_locked(lk);
+	req->token = token;
 }
 
 /**

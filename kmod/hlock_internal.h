@@ -18,6 +18,7 @@
  *   hlock_kapi.c    the in-kernel API (include/hlock_kernel.h)
  *   hlock_deadlock.c  the deadlock search (plain C, with hlock_core.c)
  *   hlock_cluster.c cluster lock spaces on the kernel's DLM
+ *   hlock_host.c    the kernel as the core's host (hlock_host.h)
  *   hlock_main.c    the device, its ioctls, module parameters, init
  *   hlock_test.c    stall points, in the test build only (hlock_test.h)
  *
@@ -414,6 +415,9 @@ struct hl_req *hl_req_alloc(void);
 struct seq_file;
 void hl_space_show(struct seq_file *m);
 void hl_space_reclaim(void);
+struct hl_head *hl_space_lookup(struct hl_locker *lk, unsigned int level);
+int hl_space_create(struct hl_locker *lk, unsigned int level);
+void hl_space_req_free(struct hl_req *req);
 
 /* hlock_ns.c */
 int hl_ns_init(void);
@@ -424,6 +428,9 @@ struct hl_ns *hl_ns_get_ipc(struct ipc_namespace *ipc);
 void hl_ns_put(struct hl_ns *ns);
 struct hl_ns *hl_ns_next(unsigned long *index);
 unsigned long hl_ns_count(void);
+
+/* hlock_main.c */
+extern unsigned int hl_policy;
 
 /* hlock_locker.c */
 struct hl_file *hl_file_new(struct hl_ns *ns);
@@ -456,6 +463,8 @@ int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 s64 lease_ns, ktime_t deadline, unsigned int state,
 		 struct hl_grants *g);
 void hl_file_release_all(struct hl_file *f, struct hl_grants *g);
+void hl_locker_op_done(struct hl_locker *lk);
+extern bool hl_deadlock_on;
 
 /**
  * hl_grants_run() - Continue the operations a caller's grant passes
@@ -506,6 +515,7 @@ void hl_lease_release(struct hl_req *req);
 int hl_do_renew(struct hl_file *f);
 void hl_lease_close(struct hl_file *f);
 void hl_lease_fill(const struct hl_req *req, struct hlock_record_ext *ext);
+void hl_lease_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
 
 /* hlock_cluster.c */
 struct hl_cluster;
@@ -537,6 +547,8 @@ long hl_ioctl_cluster(struct hl_file *f, size_t usize, void __user *uarg);
 int hl_cluster_token(struct hl_cluster *cl, u64 *token);
 bool hl_cluster_lost(const struct hl_cluster *cl);
 void hl_space_for_each(void (*fn)(struct hl_res *r, void *arg), void *arg);
+void hl_clk_update(struct hl_head *h);
+bool hl_cluster_head_lost(const struct hl_head *h);
 
 /* hlock_lvb.c */
 void hl_lvb_free(struct hl_res *r);
@@ -546,6 +558,9 @@ void hl_lvb_store(struct hl_res *r, u8 *val);
 long hl_ioctl_lvb(struct hl_file *f, size_t usize, void __user *uarg);
 unsigned int hl_file_events(struct hl_file *f);
 long hl_ioctl_events(struct hl_file *f, size_t usize, void __user *uarg);
+void hl_lvb_flush(struct hl_req *req);
+void hl_event_blocking(struct hl_req *holder);
+void hl_event_lost(struct hl_req *holder);
 
 /* A mode a lock call may ask for. */
 static inline bool hl_mode_valid(unsigned int mode)
@@ -561,6 +576,18 @@ void hl_gave_up(struct hl_file *f, unsigned int mode, int ret);
 void hl_note_cancel(struct hl_file *f, unsigned int why);
 void hl_trace_request(struct hl_file *f, unsigned int mode,
 		      unsigned int flags, s64 timeout_ns);
+void hl_stats_acquire(struct hl_locker *lk, unsigned int level,
+		      unsigned int mode);
+void hl_stats_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
+		   const struct hl_req *req);
+void hl_stats_granted(struct hl_locker *lk, unsigned int level,
+		      unsigned int mode, bool waited);
+void hl_stats_withdrawn(struct hl_locker *lk, unsigned int level,
+			unsigned int mode);
+void hl_stats_convert(struct hl_req *req, unsigned int target);
+void hl_stats_release(struct hl_req *req);
+void hl_stats_deadlock(struct hl_locker *lk, unsigned int level,
+		       unsigned int mode);
 
 /* Add @n to one statistic of @f (its lock held) and of its lock space. */
 #define hl_stat_add(f, field, n)					\

@@ -12,7 +12,7 @@
  *   is filed on the resource of each level of its path, under the mode
  *   its acquisition holds there (hl_res.leases), and the head's wait_mask
  *   says whether anyone waits on a conflict with that mode;
- * - a request starts to wait (hl_wait_claim(); a try never waits): the
+ * - a request starts to wait (hl_lease_claim(); a try never waits): the
  *   lists of the modes it conflicts with hold exactly the leases it
  *   claims.
  *
@@ -487,7 +487,7 @@ bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len)
 }
 
 /**
- * hl_wait_claim() - A request starts to wait on @h: it claims the expired
+ * hl_lease_claim() - A request starts to wait on @h: it claims the expired
  *	leases there whose mode conflicts with the one it asks for.
  * @lk: Its locker.
  * @h: The resource.
@@ -502,7 +502,7 @@ bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len)
  *
  * Context: the head lock of @h held.
  */
-void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
+void hl_lease_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 {
 	struct hl_res *r = hl_res_of(h);
 	struct hlist_node *tmp;

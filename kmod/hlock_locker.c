@@ -137,22 +137,6 @@ void hl_file_unlock(struct hl_file *f)
 		wake_up_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
 }
 
-/**
- * hl_grant_notify() - Note a locker whose waiting level was granted.
- * @lk: The locker.
- * @g: Where the granting caller collects them.
- *
- * Context: a head lock held.
- */
-void hl_grant_notify(struct hl_locker *lk, struct hl_grants *g)
-{
-	/* Already due in some caller's list: that continuation will do. */
-	if (test_and_set_bit(0, &lk->grant_pending))
-		return;
-	refcount_inc(&hl_file_of(lk)->ref);
-	list_add_tail(&lk->grant_node, &g->lockers);
-}
-
 /*
  * The operation in flight was granted after a wait, for a level or for
  * its ticket: it gets what a grant made at once gets (hl_lock_begin()),
@@ -166,12 +150,12 @@ static void hl_op_granted_late(struct hl_file *f)
 }
 
 /**
- * hl_op_done() - A waiting operation was granted, or failed.
+ * hl_locker_op_done() - A waiting operation was granted, or failed.
  * @lk: The locker.
  *
  * Context: its lock held.
  */
-void hl_op_done(struct hl_locker *lk)
+void hl_locker_op_done(struct hl_locker *lk)
 {
 	struct hl_file *f = hl_file_of(lk);
 
@@ -181,106 +165,10 @@ void hl_op_done(struct hl_locker *lk)
 	hl_slot_changed(f);
 }
 
-static bool hl_deadlock_on = true;
+bool hl_deadlock_on = true;
 module_param_named(deadlock_detect, hl_deadlock_on, bool, 0644);
 MODULE_PARM_DESC(deadlock_detect,
 		 "Refuse with EDEADLK a wait that would close a cycle of waits");
-
-/**
- * hl_deadlock_detect() - Whether waits are searched for deadlocks.
- *
- * Return: the module parameter deadlock_detect.
- */
-bool hl_deadlock_detect(void)
-{
-	return READ_ONCE(hl_deadlock_on);
-}
-
-/**
- * hl_graph_lock() - Serialize the deadlock searches of a lock space.
- * @gr: The space's graph.
- *
- * A search may be long: the others wait killably.
- *
- * Context: process context, a locker lock held; may sleep.
- * Return: 0, or -EINTR when a fatal signal came first (nothing taken).
- */
-int hl_graph_lock(struct hl_graph *gr)
-{
-	return mutex_lock_killable(&gr->lock);
-}
-
-/**
- * hl_graph_unlock() - End a deadlock search.
- * @gr: The space's graph.
- */
-void hl_graph_unlock(struct hl_graph *gr)
-{
-	lockdep_assert_held(&gr->lock);
-	mutex_unlock(&gr->lock);
-}
-
-/**
- * hl_locker_get() - Keep a locker a deadlock search met.
- * @lk: The locker, which has a request on a resource whose head lock the
- *	caller holds (so its file is not freed yet).
- */
-void hl_locker_get(struct hl_locker *lk)
-{
-	refcount_inc(&hl_file_of(lk)->ref);
-}
-
-/**
- * hl_locker_put() - Let go of a locker a deadlock search kept.
- * @lk: The locker; freed here if its file was closed meanwhile.
- *
- * Context: process context, no head lock held.
- */
-void hl_locker_put(struct hl_locker *lk)
-{
-	hl_file_put(hl_file_of(lk));
-}
-
-/**
- * hl_dl_alloc() - Memory for a deadlock search's lists.
- * @n: Entries.
- * @size: Bytes of one.
- *
- * Context: process context, may sleep.
- * Return: the memory, charged to the searcher's memory cgroup, or NULL.
- */
-void *hl_dl_alloc(size_t n, size_t size)
-{
-	return kvmalloc_array(n, size, GFP_KERNEL_ACCOUNT);
-}
-
-/**
- * hl_dl_free() - Free what hl_dl_alloc() gave.
- * @p: The memory, or NULL.
- */
-void hl_dl_free(void *p)
-{
-	kvfree(p);
-}
-
-/**
- * hl_resched() - Let others run between the steps of a long search.
- */
-void hl_resched(void)
-{
-	cond_resched();
-}
-
-#ifdef CONFIG_LOCKDEP
-/**
- * hl_assert_locker_locked() - The core's check that @lk's lock is held.
- * @lk: The locker.
- */
-void hl_assert_locker_locked(const struct hl_locker *lk)
-{
-	lockdep_assert_held(&container_of(lk, struct hl_file, lk)->lock);
-}
-#endif
 
 /**
  * hl_file_ticket_put() - The one place a ticket goes back.
@@ -697,7 +585,7 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 			  (try ? HL_RF_TRY : 0));
 	if (ret)
 		return ret;
-	lk->max_reqs = READ_ONCE(hl_max_locks);
+	hl_locker_limit(lk, READ_ONCE(hl_max_locks));
 	hl_file_owner(f);
 	f->last_path = false;
 	hl_file_set_path(f, p, buf);
@@ -1162,8 +1050,7 @@ struct hl_file *hl_file_new(struct hl_ns *ns)
 	 * lock space.  Unaudited: most openers only queue.
 	 */
 	f->may_jump = ns_capable_noaudit(f->ns->user_ns, CAP_SYS_NICE);
-	hl_locker_init(&f->lk);
-	f->lk.graph = &f->ns->graph;
+	hl_locker_init(&f->lk, &f->ns->graph);
 	mutex_init(&f->lock);
 	refcount_set(&f->ref, 1);
 	init_waitqueue_head(&f->wq);

@@ -9,7 +9,7 @@
  * first time a holder sets one (struct hl_lvb), or with the resource in a
  * cluster space, and freed with the resource.
  * Holders of S, SIX or X read the published value; a holder of SIX or X
- * sets a pending one, which the core publishes (hl_lvb_publish()) under
+ * sets a pending one, which the core publishes (hl_lvb_flush()) under
  * the head lock when that grant goes down from SIX or X, before the grant
  * pass that follows: whoever that pass grants reads the new value.  Only
  * one grant of SIX or X can exist on a resource, so one pending slot per
@@ -17,7 +17,7 @@
  *
  * A blocking notification is DLM's blocking AST: the core tells a holder's
  * locker, once per grant, that a request started to wait on a conflict
- * with it (hl_note_blocking()); the locker's poll() reports POLLPRI until
+ * with it (hl_event_blocking()); the locker's poll() reports POLLPRI until
  * HLOCK_IOC_EVENTS collects it.  Only lockers that ask for it are told
  * (HLOCK_EVENTS_F_WANT), as DLM sends blocking ASTs only to locks that
  * gave a function for them: the POLLPRI of other lockers still means a
@@ -52,12 +52,12 @@ struct hl_lvb {
 };
 
 /**
- * hl_lvb_publish() - A grant went down from SIX or X: publish what it set.
+ * hl_lvb_flush() - A grant went down from SIX or X: publish what it set.
  * @req: The request, lowered or released.
  *
  * Context: the head lock of @req's resource held.
  */
-void hl_lvb_publish(struct hl_req *req)
+void hl_lvb_flush(struct hl_req *req)
 {
 	struct hl_head *h = req->head;
 	struct hl_lvb *lvb = hl_res_of(h)->lvb;
@@ -247,7 +247,7 @@ long hl_ioctl_lvb(struct hl_file *f, size_t usize, void __user *uarg)
 }
 
 /**
- * hl_note_blocking() - Tell @holder's locker that its grant blocks a
+ * hl_event_blocking() - Tell @holder's locker that its grant blocks a
  *	waiter: POLLPRI, until HLOCK_IOC_EVENTS collects it.
  * @holder: A granted request of another locker than the waiter's.
  *
@@ -258,7 +258,7 @@ long hl_ioctl_lvb(struct hl_file *f, size_t usize, void __user *uarg)
  *
  * Context: a head lock held, maybe a partition lock too.
  */
-void hl_note_blocking(struct hl_req *holder)
+void hl_event_blocking(struct hl_req *holder)
 {
 	struct hl_file *f = hl_file_of(holder->locker);
 
@@ -270,13 +270,13 @@ void hl_note_blocking(struct hl_req *holder)
 }
 
 /**
- * hl_note_lost() - Tell @holder's locker that its node lost the cluster of
+ * hl_event_lost() - Tell @holder's locker that its node lost the cluster of
  *	the grant's lock space: POLLPRI (HLOCK_EVENT_LOST).
  * @holder: A granted request on a cluster head.
  *
  * Context: a head lock held.
  */
-void hl_note_lost(struct hl_req *holder)
+void hl_event_lost(struct hl_req *holder)
 {
 	struct hl_file *f = hl_file_of(holder->locker);
 

@@ -27,7 +27,7 @@
 /* Paths up to this long are copied on the stack. */
 #define HL_SHORT_PATH	127
 
-static unsigned int hl_policy = HLOCK_POLICY_BATCH;
+unsigned int hl_policy = HLOCK_POLICY_BATCH;
 static const char *const hl_policy_names[] = {
 	[HLOCK_POLICY_BATCH] = "batch",
 	[HLOCK_POLICY_FIFO] = "fifo",
@@ -55,42 +55,6 @@ static const struct kernel_param_ops hl_policy_ops = {
 module_param_cb(grant_policy, &hl_policy_ops, NULL, 0644);
 MODULE_PARM_DESC(grant_policy,
 		 "What a release grants behind the queue head: batch (every compatible waiter) or fifo (up to the first conflict)");
-
-/**
- * hl_grant_policy() - The grant policy in force.
- *
- * Context: any.
- * Return: HLOCK_POLICY_BATCH or HLOCK_POLICY_FIFO.
- */
-unsigned int hl_grant_policy(void)
-{
-	return READ_ONCE(hl_policy);
-}
-
-/**
- * hl_clock() - The clock of grant and wait times.
- *
- * Context: any.
- * Return: CLOCK_MONOTONIC in ns.
- */
-u64 hl_clock(void)
-{
-	return ktime_get_ns();
-}
-
-/**
- * hl_clock_coarse() - hl_clock() as of the last tick.
- *
- * Cheaper (no clocksource read): for times shown at tick resolution, such
- * as how long a lock is held.  Never ahead of hl_clock().
- *
- * Context: any.
- * Return: CLOCK_MONOTONIC in ns, at most a tick behind.
- */
-u64 hl_clock_coarse(void)
-{
-	return ktime_get_coarse_ns();
-}
 
 /*
  * copy_struct_from_user(), by a copy of constant size when the caller's

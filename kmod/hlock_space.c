@@ -99,22 +99,6 @@ static const struct rhashtable_params hl_res_params = {
 	.automatic_shrinking = true,
 };
 
-/**
- * hl_part_next() - Walk the partitions of a head.
- * @h: A head with partitions.
- * @p: The partition before, or NULL for the first.
- *
- * Return: the next partition (of the next possible CPU), or NULL.
- */
-struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p)
-{
-	int cpu = cpumask_next(p ? p->cpu : -1, cpu_possible_mask);
-
-	if (cpu >= nr_cpu_ids)
-		return NULL;
-	return per_cpu_ptr(h->parts, cpu);
-}
-
 static struct hl_part __percpu *hl_parts_alloc(void)
 {
 	struct hl_part __percpu *parts;
@@ -225,14 +209,14 @@ unsigned long hl_space_gen(void)
 }
 
 /**
- * hl_head_lookup() - A level of the operation's path, if it exists.
+ * hl_space_lookup() - A level of the operation's path, if it exists.
  * @lk: The locker.
  * @level: The level; op.heads[@level - 1] is held by the operation.
  *
  * Context: RCU read lock and the locker lock held.
  * Return: the head, or NULL.
  */
-struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
+struct hl_head *hl_space_lookup(struct hl_locker *lk, unsigned int level)
 {
 	struct hl_key k;
 	struct hl_res *r;
@@ -277,7 +261,7 @@ static struct hl_res *hl_head_insert(struct hl_key *k, struct hl_res *r)
 }
 
 /**
- * hl_head_create() - Create a level of the operation's path.
+ * hl_space_create() - Create a level of the operation's path.
  * @lk: The locker.
  * @level: The level, not the root; op.heads[@level - 1] is held by the
  *	operation, which keeps it from being reclaimed.
@@ -289,7 +273,7 @@ static struct hl_res *hl_head_insert(struct hl_key *k, struct hl_res *r)
  * Return: 0 when the level exists now (or a dead resource of its name is
  * on its way out: look again), or -ENOMEM.
  */
-int hl_head_create(struct hl_locker *lk, unsigned int level)
+int hl_space_create(struct hl_locker *lk, unsigned int level)
 {
 	struct hl_res *parent, *r, *old;
 	struct hl_key k;
@@ -462,31 +446,15 @@ struct hl_req *hl_req_alloc(void)
 }
 
 /**
- * hl_req_free() - Free a request.
+ * hl_space_req_free() - Free a request.
  * @req: The request.
  *
  * Context: any.
  */
-void hl_req_free(struct hl_req *req)
+void hl_space_req_free(struct hl_req *req)
 {
 	atomic_long_dec(&hl_space.nr_req);
 	kmem_cache_free(hl_space.req_cache, req);
-}
-
-/**
- * hl_head_has_children() - Whether resources below @h exist.
- * @h: A resource's head.
- *
- * A child is counted (hl_head_create()) by a locker holding a request on
- * @h, before the child is visible, and uncounted when it is unlinked.
- *
- * Context: @h's head lock held, after hl_head_retire() found it idle.
- * Return: true while @h has children.
- */
-bool hl_head_has_children(const struct hl_head *h)
-{
-	lockdep_assert_held(&h->lock);
-	return atomic_read(&hl_res_of(h)->children);
 }
 
 /*

@@ -41,15 +41,15 @@ static int hl_pid(struct hl_file *f)
 }
 
 /**
- * hl_note_acquire() - Count a level asked for.
+ * hl_stats_acquire() - Count a level asked for.
  * @lk: The locker.
  * @level: The level of its operation.
  * @mode: The mode asked for there.
  *
  * Context: the locker lock held.
  */
-void hl_note_acquire(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode)
+void hl_stats_acquire(struct hl_locker *lk, unsigned int level,
+		      unsigned int mode)
 {
 	hl_stat_add(hl_file_of(lk),
 		    level[hl_stat_level(level)].acquire_count[mode], 1);
@@ -81,7 +81,7 @@ static void hl_note_blockers(struct hl_file *f, unsigned int level,
 }
 
 /**
- * hl_note_wait() - A level of an operation starts to wait.
+ * hl_stats_wait() - A level of an operation starts to wait.
  * @lk: The locker.
  * @level: The level.
  * @mode: The mode asked for there.
@@ -89,8 +89,8 @@ static void hl_note_blockers(struct hl_file *f, unsigned int level,
  *
  * Context: the locker lock and the head lock held.
  */
-void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
-		  const struct hl_req *req)
+void hl_stats_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
+		   const struct hl_req *req)
 {
 	struct hl_file *f = hl_file_of(lk);
 
@@ -112,7 +112,7 @@ static void hl_note_waited(struct hl_file *f, unsigned int level,
 }
 
 /**
- * hl_note_granted() - A level of an operation was granted.
+ * hl_stats_granted() - A level of an operation was granted.
  * @lk: The locker.
  * @level: The level.
  * @mode: The mode asked for there.
@@ -120,8 +120,8 @@ static void hl_note_waited(struct hl_file *f, unsigned int level,
  *
  * Context: the locker lock held.
  */
-void hl_note_granted(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode, bool waited)
+void hl_stats_granted(struct hl_locker *lk, unsigned int level,
+		      unsigned int mode, bool waited)
 {
 	struct hl_file *f = hl_file_of(lk);
 
@@ -132,27 +132,27 @@ void hl_note_granted(struct hl_locker *lk, unsigned int level,
 }
 
 /**
- * hl_note_withdrawn() - A waiting level of an operation was withdrawn.
+ * hl_stats_withdrawn() - A waiting level of an operation was withdrawn.
  * @lk: The locker.
  * @level: The level.
  * @mode: The mode asked for there.
  *
  * Context: the locker lock held.
  */
-void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
-		       unsigned int mode)
+void hl_stats_withdrawn(struct hl_locker *lk, unsigned int level,
+			unsigned int mode)
 {
 	hl_note_waited(hl_file_of(lk), level, mode, hl_clock());
 }
 
 /**
- * hl_note_convert() - A request starts converting.
+ * hl_stats_convert() - A request starts converting.
  * @req: The request.
  * @target: The mode it converts to.
  *
  * Context: its locker's lock held.
  */
-void hl_note_convert(struct hl_req *req, unsigned int target)
+void hl_stats_convert(struct hl_req *req, unsigned int target)
 {
 	if (trace_hlock_convert_enabled())
 		trace_hlock_convert(hl_pid(hl_file_of(req->locker)), req->head,
@@ -160,12 +160,12 @@ void hl_note_convert(struct hl_req *req, unsigned int target)
 }
 
 /**
- * hl_note_release() - A request is released.
+ * hl_stats_release() - A request is released.
  * @req: The request.
  *
  * Context: its locker's lock held.
  */
-void hl_note_release(struct hl_req *req)
+void hl_stats_release(struct hl_req *req)
 {
 	if (req->lease)
 		hl_lease_release(req);
@@ -175,14 +175,14 @@ void hl_note_release(struct hl_req *req)
 }
 
 /**
- * hl_note_deadlock() - A waiting level would close a cycle of waits.
+ * hl_stats_deadlock() - A waiting level would close a cycle of waits.
  * @lk: The locker; the level is withdrawn next, and the call fails with
  *	EDEADLK.
  * @level: The level.
  * @mode: The mode asked for there.
  */
-void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
-		      unsigned int mode)
+void hl_stats_deadlock(struct hl_locker *lk, unsigned int level,
+		       unsigned int mode)
 {
 	struct hl_file *f = hl_file_of(lk);
 

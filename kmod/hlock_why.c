@@ -36,25 +36,6 @@
 	 ((args).flags || (args).reserved[0] || (args).reserved[1] ?	\
 	  -EINVAL : 0))
 
-/**
- * hl_token_next() - Draw the next fencing token of a locker's lock space.
- * @lk: The locker.
- *
- * Context: the locker lock held.
- * Return: a token greater than every one drawn in the space before, or
- * HL_TOKEN_UNDRAWN in a cluster space (hl_file_token() draws it).
- */
-u64 hl_token_next(struct hl_locker *lk)
-{
-	struct hl_file *f = hl_file_of(lk);
-
-	lockdep_assert_held(&f->lock);
-	/* A cluster space's tokens come from the DLM, when asked for. */
-	if (f->ns->cl)
-		return HL_TOKEN_UNDRAWN;
-	return atomic64_inc_return(&f->ns->token);
-}
-
 /*
  * The token of @f's grant on the path @buf, @len bytes: 0 when it holds
  * nothing there (or only what its lock call in flight took so far).
@@ -82,7 +63,7 @@ static int hl_file_token(struct hl_file *f, const char *buf, unsigned int len,
 	if (*token == HL_TOKEN_UNDRAWN) {
 		ret = hl_cluster_token(f->ns->cl, token);
 		if (!ret)
-			req->token = *token;
+			hl_req_token_set(&f->lk, req, *token);
 	}
 	mutex_unlock(&f->lock);
 	return ret;

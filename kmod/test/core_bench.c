@@ -226,7 +226,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: core_bench PAIRS DEPTH\n");
 		return 2;
 	}
-	hl_locker_init(&lk);
+	hl_locker_init(&lk, NULL);
 	hl_grants_init(&g);
 	for (l = 0; l <= depth; l++) {
 		hl_head_init(&heads[l].h, l ? &heads[l - 1].h : NULL);

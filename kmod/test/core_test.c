@@ -513,8 +513,7 @@ static struct tlocker *locker(int who)
 	if (who >= top)
 		top = who + 1;
 	if (!t->used) {
-		hl_locker_init(&t->lk);
-		t->lk.graph = &graph;
+		hl_locker_init(&t->lk, &graph);
 		t->used = 1;
 	}
 	return t;
@@ -924,7 +923,7 @@ static void reset(void)
 			if (lockers[w].lk.index != lockers[w].lk.index_inline)
 				free(lockers[w].lk.index);
 		}
-		hl_locker_init(&lockers[w].lk);
+		hl_locker_init(&lockers[w].lk, NULL);
 		lockers[w].used = 0;
 		lockers[w].notified = 0;
 		lockers[w].basts = 0;
@@ -1133,7 +1132,7 @@ static void test_limit(void)
 {
 	struct hl_locker *lk = &locker(0)->lk;
 
-	lk->max_reqs = 3;
+	hl_locker_limit(lk, 3);
 	CHECK(lock(0, "a/b", HLOCK_X, 0) == 0, "3 resources");
 	CHECK(lk->nr_reqs == 3, "counted");
 	CHECK(lock(0, "a/c", HLOCK_X, 0) == -ENOLCK, "a 4th");
@@ -1149,7 +1148,7 @@ static void test_limit(void)
 	CHECK(lock(0, "d/e/f", HLOCK_S, 0) == -ENOLCK,
 	      "4 levels at once, nothing kept");
 	CHECK(lk->nr_reqs == 0, "as it was");
-	lk->max_reqs = UINT_MAX;
+	hl_locker_limit(lk, UINT_MAX);
 	reset();
 }
 

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hlock core's host: everything the grant logic (hlock_core.c and
+ * hlock_deadlock.c) needs from outside itself, and nothing else.  The core
+ * calls no other function of the module and writes no structure but its
+ * own (scripts/seam-check checks both).
+ *
+ * Two hosts implement this header:
+ * - the kernel, in hlock_host.c alone, which hands each hook to the
+ *   feature it concerns (statistics, leases, value blocks, the cluster...);
+ * - the userspace unit test (kmod/test/core_test.c, and core_bench.c), with
+ *   checks that the core takes and drops the locks as documented.
+ * The locks and RCU below are inline in the kernel (they are on the lock
+ * path) and functions in the unit test.
+ *
+ * Context rules stated here are checked where the core relies on them
+ * (hl_assert_head_locked(), hl_assert_locker_locked()).
+ */
+#ifndef _HLOCK_HOST_H
+#define _HLOCK_HOST_H
+
+#ifdef HLOCK_TEST
+/*
+ * Test build only (hlock_test.c's test_skip_conflict): a new request is
+ * granted without the conflict check, so that hlock_torture's invariant
+ * checks can be seen to fail.  Elsewhere a constant the compiler drops.
+ */
+extern bool hl_test_skip_conflict;
+#else
+#define hl_test_skip_conflict	false
+#endif
+
+/* The grant policy in force: HLOCK_POLICY_BATCH or HLOCK_POLICY_FIFO. */
+unsigned int hl_grant_policy(void);
+/* A monotonic clock in ns. */
+u64 hl_clock(void);
+u64 hl_clock_coarse(void);
+/*
+ * Whether resources below @h exist: a head with children is never
+ * retired.  Context: head lock held, after every partition of @h was
+ * locked once since the last request on @h left (hl_head_retire()).
+ */
+bool hl_head_has_children(const struct hl_head *h);
+/* Free a request the locker does not keep as a spare. */
+void hl_req_free(struct hl_req *req);
+/*
+ * The next fencing token of @lk's lock space: strictly greater than every
+ * one drawn there before.  Called once per operation granted that made a
+ * new request or a conversion.  Context: the locker lock held.
+ */
+u64 hl_token_next(struct hl_locker *lk);
+
+/*
+ * The head lock of @h; the partition lock of the CPU the caller runs on
+ * (it may move on: the one it locked is still a correct one, only a
+ * farther one); the lock of partition @p of @h (which has partitions).
+ */
+#ifdef __KERNEL__
+/* Spinlocks in the structures, taken inline on the lock path. */
+static inline void hl_head_lock(struct hl_head *h)
+	__acquires(h)
+{
+	spin_lock(&h->lock);
+}
+
+static inline void hl_head_unlock(struct hl_head *h)
+	__releases(h)
+{
+	spin_unlock(&h->lock);
+}
+
+static inline struct hl_part *hl_part_lock_local(struct hl_head *h)
+	__acquires(h)
+{
+	struct hl_part *p = raw_cpu_ptr(h->parts);
+
+	spin_lock(&p->lock);
+	return p;
+}
+
+static inline void hl_part_lock(struct hl_head *h, struct hl_part *p)
+	__acquires(p)
+{
+	spin_lock(&p->lock);
+}
+
+static inline void hl_part_unlock(struct hl_head *h, struct hl_part *p)
+	__releases(p)
+{
+	spin_unlock(&p->lock);
+}
+
+/*
+ * The lock rules the core states, checked: with lockdep in the kernel (the
+ * locker lock is the glue's, so its check is a hook, compiled only with
+ * lockdep), and against the locks it pretends to take in the unit test.
+ */
+static inline void hl_assert_head_locked(const struct hl_head *h)
+{
+	lockdep_assert_held(&h->lock);
+}
+
+#ifdef CONFIG_LOCKDEP
+void hl_assert_locker_locked(const struct hl_locker *lk);
+#else
+static inline void hl_assert_locker_locked(const struct hl_locker *lk)
+{
+}
+#endif
+#else
+void hl_assert_head_locked(const struct hl_head *h);
+void hl_assert_locker_locked(const struct hl_locker *lk);
+void hl_head_lock(struct hl_head *h) __acquires(h);
+void hl_head_unlock(struct hl_head *h) __releases(h);
+struct hl_part *hl_part_lock_local(struct hl_head *h) __acquires(h);
+void hl_part_lock(struct hl_head *h, struct hl_part *p) __acquires(p);
+void hl_part_unlock(struct hl_head *h, struct hl_part *p) __releases(p);
+#endif
+/* The partition after @p (NULL: the first), or NULL after the last. */
+struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p);
+
+/*
+ * Resources are looked up under hl_rcu_lock(): a head found there stays
+ * valid until hl_rcu_unlock(), and once a request is on it, as long as
+ * that request.  Nothing may sleep in between.
+ */
+#ifdef __KERNEL__
+/* In the kernel they are RCU's own read lock, inline on the lock path. */
+static inline void hl_rcu_lock(void)
+	__acquires(RCU)
+{
+	rcu_read_lock();
+}
+
+static inline void hl_rcu_unlock(void)
+	__releases(RCU)
+{
+	rcu_read_unlock();
+}
+#else
+void hl_rcu_lock(void);
+void hl_rcu_unlock(void);
+#endif
+/*
+ * The head of level @level of @lk's operation, below op.heads[level - 1],
+ * or NULL when it does not exist.  Context: hl_rcu_lock() and the locker
+ * lock held.
+ */
+struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level);
+/*
+ * Create the head of level @level, unless another caller just did or a
+ * dead one is still on its way out.  Return: 0 (look it up again) or
+ * -ENOMEM.  Context: the locker lock held; may sleep.
+ */
+int hl_head_create(struct hl_locker *lk, unsigned int level);
+
+/*
+ * @lk's waiting level was granted under a head lock: add it to @g, once,
+ * for the caller to continue.  Context: a head lock held.
+ */
+void hl_grant_notify(struct hl_locker *lk, struct hl_grants *g);
+/* @lk's operation reached HL_OP_GRANTED or HL_OP_FAILED while waiting. */
+void hl_op_done(struct hl_locker *lk);
+
+/*
+ * Events of an operation, for statistics and tracing; @level is the level
+ * of lk->op concerned and @mode the mode asked for there.  Context: the
+ * locker lock held.
+ */
+/* The level is asked for (counted even if it never is granted). */
+void hl_note_acquire(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode);
+/* The level has to wait; @req is the waiting request (head lock held). */
+void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
+		  const struct hl_req *req);
+/*
+ * A level of a lock call that waits (not a try) starts to wait on @h for
+ * @mode, right after hl_note_wait(): what it may claim there, it claims
+ * (the glue's expired leases that conflict with @mode, which their lockers
+ * then give up).  Context: the locker lock and the head lock of @h held.
+ */
+void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
+/* The level was granted, at once or (@waited) after hl_note_wait(). */
+void hl_note_granted(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode, bool waited);
+/* The waiting level was withdrawn. */
+void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
+		       unsigned int mode);
+/* @req starts converting to @target. */
+void hl_note_convert(struct hl_req *req, unsigned int target);
+/* @req is released. */
+void hl_note_release(struct hl_req *req);
+/*
+ * A request started to wait on a conflict with @holder, a granted request
+ * of another locker whose locker was not told since @holder was granted
+ * in its mode: tell it (DLM's blocking AST).  Called once per grant.
+ * Context: the head lock of @holder's resource held, and the lock of its
+ * partition if it is in one; must not sleep.
+ */
+void hl_note_blocking(struct hl_req *holder);
+/*
+ * @req, which held SIX or X, was just lowered or released, before the
+ * grant pass that follows: the lock value block its holder set, if any,
+ * is published now, so that every request the pass grants sees it.
+ * Context: the head lock of @req's resource held; must not sleep.
+ */
+void hl_lvb_publish(struct hl_req *req);
+/*
+ * What a @cluster head holds or waits for changed, or its grant pass ran:
+ * the glue decides whether this node's DLM lock on it must convert up
+ * (hl_node_need() is not covered by @node_mode) or down (other nodes
+ * wait, and hl_node_keep() allows it).  Context: head lock.
+ */
+void hl_node_update(struct hl_head *h);
+/*
+ * Whether this node lost the cluster of the @cluster head @h: nothing is
+ * granted there any more, and what waits there fails with -ENOLINK.  Once
+ * true, it stays true.  Context: head lock.
+ */
+bool hl_node_lost(const struct hl_head *h);
+/*
+ * A granted request on a head whose node lost the cluster: tell its
+ * locker.  Context: head lock; must not sleep.
+ */
+void hl_note_lost(struct hl_req *holder);
+/*
+ * The waiting level closes a cycle of waits: it is withdrawn next and
+ * fails with EDEADLK (unless granted at that very moment).  Context: the
+ * locker lock and hl_graph_lock() held; the level still waits.
+ */
+void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
+		      unsigned int mode);
+
+/*
+ * The deadlock search (hlock_deadlock.c).  Whether it is on; the lock that
+ * serializes searches in one space (may sleep; taken under the locker
+ * lock, never under a head lock; 0, or -EINTR when the task was killed
+ * while it waited for it, and then not taken); references that keep a locker the
+ * search met (hl_locker_get() under the head lock of a resource where the
+ * locker has a request; hl_locker_put() with no head lock held); memory
+ * for its lists (may sleep); and a chance for others to run between its
+ * steps.
+ */
+bool hl_deadlock_detect(void);
+int hl_graph_lock(struct hl_graph *gr);
+void hl_graph_unlock(struct hl_graph *gr);
+void hl_locker_get(struct hl_locker *lk);
+void hl_locker_put(struct hl_locker *lk);
+void *hl_dl_alloc(size_t n, size_t size);
+void hl_dl_free(void *p);
+void hl_resched(void);
+
+#endif /* _HLOCK_HOST_H */
