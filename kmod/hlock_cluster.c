@@ -178,29 +178,12 @@ struct hl_cluster {
  * @refs: Passes of @work queued or running, and completion ASTs between
  *	setting @done and queueing @work: while not 0, the resource stays
  *	(hl_cluster_may_free()).
- * @busy: A request of this lock is in flight in the DLM.
- * @exists: The DLM lock exists (@lksb.sb_lkid is valid).
- * @unlocking: The request in flight is its unlock.
- * @unlock: The reclaim worker wants the resource: unlock it if unused.
- * @deadlk: The last conversion was refused as a conversion deadlock: go
- *	down to what is held before asking again.
- * @noqueue: The request in flight has DLM_LKF_NOQUEUE: it is answered at
- *	once, granted or refused.
- * @cancelling: The request in flight is being cancelled (DLM_LKF_CANCEL):
- *	the local request that wanted it timed out, was interrupted or
- *	went away.
- * @refused_seq: The DLM last refused a DLM_LKF_NOQUEUE conversion when
- *	the newest request queued on the head had this sequence number:
- *	try-locks up to it give up.
+ * @node: The lock as the core sees it, and what it asks of the DLM next
+ *	(hlock_node.c): this file only reads it (@node.exists: @lksb.sb_lkid
+ *	is valid).
  * @passes: Passes of the work: a try-lock waiting for an answer looks
  *	again after each (the answer, or a change that makes it moot).
  * @answer_wq: Where try-locks wait for the answer.
- * @down: The request in flight gives up some of the mode held (this node
- *	grants no more than both cover meanwhile: hl_meet()).
- * @mode: The mode the DLM granted this node's lock (HLOCK_NL while it
- *	does not exist).  The head's node_mode, what the core may grant, is
- *	never more, and less while a conversion down is in flight.
- * @asked: Mode of the request in flight.
  * @namelen: Bytes of @name.
  * @name: The DLM resource name (see the top of the file).
  * @lvb: The lock value block the DLM reads and writes (every request has
@@ -215,19 +198,9 @@ struct hl_clk {
 	unsigned long done;
 	atomic_t basts;
 	atomic_t refs;
-	bool busy;
-	bool exists;
-	bool unlocking;
-	bool unlock;
-	bool deadlk;
-	bool noqueue;
-	bool cancelling;
-	bool down;
-	unsigned char mode;
-	s64 refused_seq;
+	struct hl_node node;
 	unsigned long passes;
 	wait_queue_head_t answer_wq;
-	unsigned char asked;
 	unsigned char namelen;
 	char name[DLM_RESNAME_MAXLEN];
 	char lvb[HLOCK_LVB_LEN];
@@ -363,106 +336,30 @@ out:
 	return ret;
 }
 
-/* The greatest mode that both @a and @b cover. */
-static unsigned int hl_meet(unsigned int a, unsigned int b)
-{
-	unsigned int m;
-
-	for (m = HLOCK_X; m > HLOCK_NL; m--)
-		if (hl_covers(a, m) && hl_covers(b, m))
-			break;
-	return m;
-}
-
 /*
- * What the DLM lock of @c should become now: a mode, or -1 for nothing to
- * do (also while only try-locks that the DLM refused wait).  Down to what
- * the local holders keep when another node waits for a mode that
- * conflicts with this node's (or, after a conversion deadlock, in any
- * case), up to it when their conversions need more; else up to what they
- * need, when that is not covered.
- * Context: head lock.
- */
-static int hl_clk_target(struct hl_clk *c, struct hl_head *h)
-{
-	unsigned int keep, need;
-
-	if (c->busy || !hl_cluster_up(c->cl) || h->dead)
-		return -1;
-	/*
-	 * The DLM refused what the try-locks waiting here asked for: they
-	 * give up once they look, and the head's next change says what is
-	 * needed then.
-	 */
-	if (hl_node_refused(h, c->refused_seq))
-		return -1;
-	keep = hl_node_keep(h);
-	if (c->deadlk && keep != c->mode)
-		return keep;
-	/*
-	 * Not caching: a release lowered what may be granted to what is
-	 * held (hl_clk_update()); the DLM lock follows, before anything
-	 * that waits asks for more again.
-	 */
-	if (!READ_ONCE(hl_cluster_cache) && !hl_covers(h->node_mode, c->mode))
-		return h->node_mode;
-	if (h->remote_mask) {
-		/*
-		 * A holder converts beyond what this node holds: ask, even
-		 * though another node waits.  The holder already blocks it,
-		 * and the DLM grants a compatible conversion ahead of waiting
-		 * requests; holding back would deadlock the two nodes.
-		 */
-		if (!hl_covers(c->mode, keep))
-			return keep;
-		if (!hl_conflicts(c->mode, h->remote_mask))
-			return -1;
-		if (hl_conflicts(keep, h->remote_mask))
-			return -1;
-		return keep;
-	}
-	need = hl_node_need(h);
-	if (hl_covers(c->mode, need) && (c->exists || need == HLOCK_NL))
-		return -1;
-	return need;
-}
-
-/*
- * Whether the request in flight, one that queues for more than this node
- * holds (up only: cancelled, it leaves @mode and the head's node_mode as
- * they were), is no longer wanted: nothing waits on the head (the waiter that
- * asked for it timed out, was interrupted or went away) and the holders
- * have what they need.  Cancelled, it leaves the DLM's queue, rather than
- * take the lock from another node later for nobody.  Context: head lock.
- */
-static bool hl_clk_cancel(struct hl_clk *c, struct hl_head *h)
-{
-	return c->busy && !c->down && !c->noqueue && !c->unlocking &&
-	       !c->cancelling && hl_cluster_live(c->cl) &&
-	       !hl_covers(c->mode, c->asked) &&
-	       !h->wait_mask && hl_covers(c->mode, hl_node_keep(h));
-}
-
-/*
- * hl_clk_update() - The core's hook: the needs of a cluster head may have
- * changed.  Context: head lock.
+ * hl_clk_update() - The core's hook (hl_node_update()): the needs of a
+ * cluster head may have changed.  Context: head lock.
  */
 void hl_clk_update(struct hl_head *h)
 {
 	struct hl_clk *c = hl_res_of(h)->clk;
-	unsigned int keep;
+	bool up = hl_cluster_up(c->cl);
 
 	lockdep_assert_held(&h->lock);
-	/*
-	 * Not caching: what a release gave up is given up at once, not when
-	 * the work gets to it (it would find the next lock held already).
-	 */
-	if (!READ_ONCE(hl_cluster_cache) && !h->wait_mask) {
-		keep = hl_node_keep(h);
-		h->node_mode = hl_meet(h->node_mode, keep);
-	}
-	if (hl_clk_target(c, h) >= 0 || hl_clk_cancel(c, h))
+	if (hl_node_target(h, &c->node, up) >= 0 ||
+	    hl_node_cancel_due(h, &c->node, hl_cluster_live(c->cl)))
 		hl_clk_queue(c);
+}
+
+/**
+ * hl_cluster_caching() - Whether this node keeps its DLM locks after the
+ *	last local release (the cluster_cache parameter).
+ *
+ * Return: the parameter's value.
+ */
+bool hl_cluster_caching(void)
+{
+	return READ_ONCE(hl_cluster_cache);
 }
 
 /* The completion AST: a request of the lock ended (lksb.sb_status). */
@@ -510,82 +407,33 @@ static void hl_clk_bast(void *arg, int mode)
 static void hl_clk_result(struct hl_clk *c, struct hl_head *h)
 {
 	int status = c->lksb.sb_status;
+	enum hl_node_answer a;
 
-	c->busy = false;
-	c->noqueue = false;
-	c->cancelling = false;
-	if (c->unlocking) {
-		c->unlocking = false;
-		c->exists = false;
-		c->mode = HLOCK_NL;
-		h->node_mode = HLOCK_NL;
-		/*
-		 * As after a conversion down: no other node waits for a lock
-		 * this node no longer has.  A blocking AST the work noted in
-		 * the pass that sent the unlock, or while it was in flight,
-		 * was for the lock now gone; one that comes after this is
-		 * stale (@mode is NL).  Kept, it would hold back every
-		 * conflicting local request, and no blocking AST would ever
-		 * come to clear it.
-		 */
-		h->remote_mask = 0;
-		return;
-	}
 	switch (status) {
 	case 0:
-		/*
-		 * Up from less than SIX (or a new lock): the DLM gave the
-		 * value the last writer left, or said that a node that held
-		 * SIX or X died with it.  From SIX or X, this node's own
-		 * value is the newest.
-		 */
-		if (!hl_covers(c->mode, HLOCK_SIX) &&
-		    hl_covers(c->asked, c->mode))
-			hl_lvb_load(c->r, c->lksb.sb_flags & DLM_SBF_VALNOTVALID ?
-					  NULL : (const u8 *)c->lvb);
-		c->exists = true;
-		/* Gone down: the other nodes' turn came. */
-		if (c->down)
-			h->remote_mask = 0;
-		c->mode = c->asked;
-		h->node_mode = c->asked;
-		c->deadlk = false;
+		a = HL_NODE_GRANTED;
 		break;
 	case -DLM_ECANCEL:
-		/*
-		 * Cancelled: a conversion leaves the lock in the mode held,
-		 * a new lock leaves none (@exists is still false).
-		 */
+		a = HL_NODE_CANCELLED;
 		break;
 	case -EAGAIN:
-		/* DLM_LKF_NOQUEUE: not now.  The try-locks give up. */
-		c->refused_seq = h->back_seq;
+		/* DLM_LKF_NOQUEUE: not now. */
+		a = HL_NODE_REFUSED;
 		break;
 	case -EDEADLK:
-		/*
-		 * Another node converts too, and the DLM refused ours: go
-		 * down to what the local holders keep, then ask again
-		 * behind the other node.  If they keep all this node holds,
-		 * their conversions deadlock with the other node's holders
-		 * (as they would on one machine); the next change on the
-		 * head (a release, a timeout, a signal) tries again.
-		 */
-		c->deadlk = true;
+		a = HL_NODE_DEADLOCK;
 		break;
 	default:
-		pr_warn_ratelimited("DLM lock of a resource in lockspace %s: %d\n",
-				    c->cl->name, status);
+		if (!c->node.unlocking)
+			pr_warn_ratelimited("DLM lock of a resource in lockspace %s: %d\n",
+					    c->cl->name, status);
+		a = HL_NODE_FAILED;
 		break;
 	}
+	if (hl_node_answer(h, &c->node, a))
+		hl_lvb_load(c->r, c->lksb.sb_flags & DLM_SBF_VALNOTVALID ?
+				  NULL : (const u8 *)c->lvb);
 }
-
-/* What hl_clk_work() asks of the DLM once it dropped the head lock. */
-enum hl_clk_call {
-	HL_CLK_NONE,
-	HL_CLK_LOCK,
-	HL_CLK_UNLOCK,
-	HL_CLK_CANCEL,
-};
 
 /*
  * The DLM refused the request @call of @c at once, with @err (no memory,
@@ -597,26 +445,18 @@ enum hl_clk_call {
  * cancel leaves the request to its answer.
  * Context: process context, no lock held.
  */
-static void hl_clk_refused(struct hl_clk *c, enum hl_clk_call call, int err)
+static void hl_clk_refused(struct hl_clk *c, unsigned int call, int err)
 {
 	struct hl_cluster *cl = c->cl;
 	struct hl_head *h = &c->r->head;
 
 	pr_warn_ratelimited("DLM request in lockspace %s: %d; asking again in %u ms\n",
 			    cl->name, err, HL_RETRY_MS);
-	if (call == HL_CLK_CANCEL)
+	if (call == HL_NODE_CANCEL)
 		return;
 	hl_cluster_answered(cl);
 	hl_head_lock(h);
-	c->busy = false;
-	/* The try-locks that asked give up, as when the DLM says EAGAIN. */
-	if (c->noqueue)
-		c->refused_seq = h->back_seq;
-	c->noqueue = false;
-	/* The lock stays as it was: the head may grant what it covers. */
-	if (c->unlocking)
-		h->node_mode = c->mode;
-	c->unlocking = false;
+	hl_node_failed(h, &c->node);
 	WRITE_ONCE(c->passes, c->passes + 1);
 	hl_head_unlock(h);
 	wake_up_all(&c->answer_wq);
@@ -629,10 +469,10 @@ static void hl_clk_refused(struct hl_clk *c, enum hl_clk_call call, int err)
 static void hl_clk_pass(struct hl_clk *c)
 {
 	struct hl_head *h = &c->r->head;
-	enum hl_clk_call call = HL_CLK_NONE;
+	struct hl_node_req req;
 	struct hl_grants g;
 	unsigned int basts;
-	int target, ret;
+	int ret;
 	u32 flags = DLM_LKF_VALBLK;
 
 	hl_grants_init(&g);
@@ -647,79 +487,37 @@ static void hl_clk_pass(struct hl_clk *c)
 		hl_clk_result(c, h);
 	WRITE_ONCE(c->passes, c->passes + 1);
 	basts = atomic_xchg(&c->basts, 0);
-	/* Blocking ASTs for modes this node no longer blocks are stale. */
-	if (basts && hl_conflicts(c->mode, basts))
-		hl_node_remote(h, basts);
-	hl_node_changed(h, &g);
-	if (c->unlock) {
-		c->unlock = false;
-		if (!c->busy && c->exists && hl_cluster_up(c->cl) &&
-		    hl_head_idle(h)) {
-			c->busy = true;
-			c->unlocking = true;
-			h->node_mode = HLOCK_NL;
-			call = HL_CLK_UNLOCK;
-		}
-	}
-	if (call == HL_CLK_NONE && hl_clk_cancel(c, h)) {
-		c->cancelling = true;
-		call = HL_CLK_CANCEL;
-	}
-	target = call == HL_CLK_NONE ? hl_clk_target(c, h) : -1;
-	/*
-	 * Going down from SIX or X (or away): the DLM keeps what this node
-	 * published, for the next node to go up.  (Up to X from SIX, it
-	 * writes nothing, and what it reads is not taken in.)  Not with a
-	 * cancel: the request in flight owns @lvb until its answer.
-	 */
-	if ((call == HL_CLK_UNLOCK || target >= 0) &&
-	    hl_covers(c->mode, HLOCK_SIX))
+	hl_node_pass(h, &c->node, basts, hl_cluster_up(c->cl),
+		     hl_cluster_live(c->cl), &g, &req);
+	/* Going down from SIX or X, or away: publish this node's value. */
+	if (req.store)
 		hl_lvb_store(c->r, c->lvb);
-	if (target >= 0) {
-		c->busy = true;
-		c->asked = target;
-		if (c->exists)
-			flags |= DLM_LKF_CONVERT;
-		/*
-		 * From now on the DLM may hold this node to the lower of the
-		 * two modes at any moment: grant no more than that until the
-		 * answer comes (a conversion up keeps the mode held).
-		 */
-		c->down = !hl_covers(target, c->mode);
-		h->node_mode = hl_meet(h->node_mode, target);
-		/*
-		 * Try-locks wait for it: ask for an answer now, unless every
-		 * request here was refused already (then the tries give up).
-		 */
-		if (h->try_waiting && h->back_seq > c->refused_seq &&
-		    !hl_covers(c->mode, target)) {
-			flags |= DLM_LKF_NOQUEUE;
-			c->noqueue = true;
-		}
-		call = HL_CLK_LOCK;
-	}
+	if (req.convert)
+		flags |= DLM_LKF_CONVERT;
+	if (req.noqueue)
+		flags |= DLM_LKF_NOQUEUE;
 	hl_head_unlock(h);
 	hl_grants_continue(&g);
 	/* After the continuations: a try-lock looks at its slot on waking. */
 	wake_up_all(&c->answer_wq);
 	/* A cancel ends the request in flight; its AST answers both. */
-	if (call == HL_CLK_LOCK || call == HL_CLK_UNLOCK)
+	if (req.call == HL_NODE_LOCK || req.call == HL_NODE_UNLOCK)
 		hl_cluster_sent(c->cl);
-	if (call != HL_CLK_NONE)
+	if (req.call != HL_NODE_NONE)
 		pr_debug("lockspace %s, resource %*pE: %s %s (flags %#x)\n",
 			 c->cl->name, c->namelen, c->name,
-			 call == HL_CLK_LOCK ? "lock" :
-			 call == HL_CLK_CANCEL ? "cancel" : "unlock",
-			 call == HL_CLK_LOCK ? hl_mode_name(target) : "",
+			 req.call == HL_NODE_LOCK ? "lock" :
+			 req.call == HL_NODE_CANCEL ? "cancel" : "unlock",
+			 req.call == HL_NODE_LOCK ? hl_mode_name(req.mode) : "",
 			 flags);
-	if (call == HL_CLK_NONE)
+	if (req.call == HL_NODE_NONE)
 		return;
-	if (call != HL_CLK_CANCEL && hl_test_dlm_failed())
+	if (req.call != HL_NODE_CANCEL && hl_test_dlm_failed())
 		ret = -ENOMEM;
-	else if (call == HL_CLK_LOCK)
-		ret = hl_dlm.lock(c->cl->ls, target, &c->lksb, flags, c->name,
+	else if (req.call == HL_NODE_LOCK)
+		ret = hl_dlm.lock(c->cl->ls, req.mode, &c->lksb, flags, c->name,
 				  c->namelen, 0, hl_clk_ast, c, hl_clk_bast);
-	else if (call == HL_CLK_UNLOCK)
+	else if (req.call == HL_NODE_UNLOCK)
 		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, DLM_LKF_VALBLK,
 				    &c->lksb, c);
 	else
@@ -727,7 +525,7 @@ static void hl_clk_pass(struct hl_clk *c)
 		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, DLM_LKF_CANCEL,
 				    &c->lksb, c);
 	if (ret)
-		hl_clk_refused(c, call, ret);
+		hl_clk_refused(c, req.call, ret);
 }
 
 static void hl_clk_work(struct work_struct *work)
@@ -753,30 +551,6 @@ static void hl_clk_name(struct hl_clk *c, const char *path, unsigned int len)
 	c->name[0] = HL_NAME_HASH;
 	sha256(path, len, c->name + 1);
 	c->namelen = 1 + SHA256_DIGEST_SIZE;
-}
-
-/*
- * Whether the waiting request @req of a try-lock waits for this node's
- * DLM lock alone, and the DLM has not refused it yet.  Context: head lock.
- */
-static bool hl_clk_try_ok(struct hl_clk *c, struct hl_head *h,
-			  struct hl_req *req)
-{
-	/*
-	 * A queued DLM request is out: it may wait for long.  One that only
-	 * gives up mode (an unlock, a conversion down: not caching, every
-	 * release makes one) is answered at once, as a NOQUEUE one is: wait
-	 * for that answer, after which the work asks for the try's mode.
-	 */
-	if (c->busy && !c->noqueue && !c->unlocking &&
-	    !hl_covers(c->mode, c->asked))
-		return false;
-	/* Nothing in flight, nothing to ask: no answer would come. */
-	if (!c->busy && hl_clk_target(c, h) < 0)
-		return false;
-	if (req->seq <= c->refused_seq)
-		return false;
-	return hl_node_only(h, req);
 }
 
 /**
@@ -816,7 +590,8 @@ int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
 	if (!c)
 		return 0;
 	hl_head_lock(h);
-	ok = req->state == HL_GRANTED || hl_clk_try_ok(c, h, req);
+	ok = req->state == HL_GRANTED ||
+	     hl_node_try_ok(h, &c->node, req, hl_cluster_up(c->cl));
 	passes = c->passes;
 	hl_head_unlock(h);
 	if (!ok)
@@ -866,9 +641,9 @@ int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 		return -ENOMEM;
 	INIT_WORK(&c->work, hl_clk_work);
 	init_waitqueue_head(&c->answer_wq);
-	c->refused_seq = S64_MIN;
 	atomic_set(&c->basts, 0);
 	atomic_set(&c->refs, 0);
+	hl_node_init(&r->head, &c->node);
 	c->r = r;
 	c->cl = cl;
 	c->lksb.sb_lvbptr = c->lvb;
@@ -876,8 +651,6 @@ int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 	if (!len)
 		cl->root = r;
 	r->clk = c;
-	r->head.cluster = true;
-	r->head.node_mode = HLOCK_NL;
 	return 0;
 }
 
@@ -916,19 +689,17 @@ bool hl_cluster_may_free(struct hl_res *r)
 	 * A callback may still come: for the answer, or for the lock; or
 	 * one is still at it, or the work is.
 	 */
-	if (c->busy || atomic_read_acquire(&c->refs))
+	if (c->node.busy || atomic_read_acquire(&c->refs))
 		return false;
-	if (!c->exists)
+	if (!c->node.exists)
 		return true;
 	/*
 	 * dlm_unlock() may sleep: the work calls it.  Not once the binding
 	 * ends, or while this node lost the cluster: the lock then stays
 	 * until the lockspace is released.
 	 */
-	if (hl_head_idle(&r->head) && hl_cluster_up(c->cl)) {
-		c->unlock = true;
+	if (hl_node_want_unlock(&r->head, &c->node, hl_cluster_up(c->cl)))
 		hl_clk_queue(c);
-	}
 	return false;
 }
 
@@ -948,7 +719,7 @@ unsigned int hl_cluster_rec(struct hl_head *h, u32 *node_mode)
 	lockdep_assert_held(&h->lock);
 	if (!c)
 		return 0;
-	*node_mode = c->mode;
+	*node_mode = c->node.mode;
 	return HLOCK_REC_CLUSTER | (h->remote_mask ? HLOCK_REC_REMOTE_WAIT : 0);
 }
 

@@ -408,11 +408,16 @@ static bool node_allows_convert(const struct hl_head *h, unsigned int target)
 	return hl_covers(h->node_mode, target) && !hl_node_lost(h);
 }
 
-/* Tell the glue of a cluster head that its needs may have changed. */
+/*
+ * What a cluster head holds or waits for may have changed: lower what it
+ * may grant if the node does not cache, and tell the host.
+ */
 static void node_changed(struct hl_head *h)
 {
-	if (unlikely(h->cluster))
+	if (unlikely(h->cluster)) {
+		hl_node_release(h);
 		hl_node_update(h);
+	}
 }
 
 /*

@@ -536,6 +536,92 @@ void hl_node_changed(struct hl_head *h, struct hl_grants *g);
 void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g);
 
 /**
+ * struct hl_node - This node's DLM lock on a cluster head (hlock_node.c).
+ * @refused_seq: The DLM last refused a DLM_LKF_NOQUEUE request when the
+ *	newest request queued on the head had this sequence number:
+ *	try-locks up to it give up.
+ * @mode: The mode the DLM granted (HLOCK_NL while there is no lock).  The
+ *	head's node_mode, what the core may grant, is never more, and less
+ *	while a conversion down is in flight.
+ * @asked: Mode of the request in flight.
+ * @busy: A request is in flight in the DLM.
+ * @exists: The DLM lock exists.
+ * @unlocking: The request in flight is its unlock.
+ * @unlock: The host wants the head gone: unlock it if still unused.
+ * @deadlk: The last conversion was refused as a conversion deadlock: go
+ *	down to what is held before asking again.
+ * @noqueue: The request in flight has DLM_LKF_NOQUEUE: it is answered at
+ *	once, granted or refused.
+ * @cancelling: The request in flight is being cancelled.
+ * @down: The request in flight gives up some of the mode held.
+ *
+ * Protected by the head lock; only hlock_node.c writes it.
+ */
+struct hl_node {
+	s64 refused_seq;
+	unsigned char mode;
+	unsigned char asked;
+	bool busy;
+	bool exists;
+	bool unlocking;
+	bool unlock;
+	bool deadlk;
+	bool noqueue;
+	bool cancelling;
+	bool down;
+};
+
+/* What a pass asks of the DLM (struct hl_node_req). */
+enum hl_node_call {
+	HL_NODE_NONE,
+	HL_NODE_LOCK,		/* a new lock, or a conversion, to @mode */
+	HL_NODE_UNLOCK,
+	HL_NODE_CANCEL,		/* cancel the request in flight */
+};
+
+/* How the DLM answered the request in flight. */
+enum hl_node_answer {
+	HL_NODE_GRANTED,
+	HL_NODE_CANCELLED,
+	HL_NODE_REFUSED,	/* NOQUEUE, and not grantable now */
+	HL_NODE_DEADLOCK,	/* a conversion deadlock */
+	HL_NODE_FAILED,		/* anything else: as if cancelled */
+};
+
+/**
+ * struct hl_node_req - The DLM call a pass asks the host to make.
+ * @call: enum hl_node_call.
+ * @mode: The mode of HL_NODE_LOCK.
+ * @convert: HL_NODE_LOCK converts the existing lock.
+ * @noqueue: HL_NODE_LOCK must be answered at once (DLM_LKF_NOQUEUE).
+ * @store: Store the head's lock value block into the DLM's first (the
+ *	node goes down from SIX or X, or away).
+ */
+struct hl_node_req {
+	unsigned int call;
+	unsigned int mode;
+	bool convert;
+	bool noqueue;
+	bool store;
+};
+
+void hl_node_init(struct hl_head *h, struct hl_node *n);
+unsigned int hl_meet(unsigned int a, unsigned int b);
+void hl_node_release(struct hl_head *h);
+int hl_node_target(const struct hl_head *h, const struct hl_node *n, bool up);
+bool hl_node_cancel_due(const struct hl_head *h, const struct hl_node *n,
+			bool live);
+bool hl_node_answer(struct hl_head *h, struct hl_node *n,
+		    enum hl_node_answer a);
+void hl_node_failed(struct hl_head *h, struct hl_node *n);
+void hl_node_pass(struct hl_head *h, struct hl_node *n, unsigned int basts,
+		  bool up, bool live, struct hl_grants *g,
+		  struct hl_node_req *req);
+bool hl_node_want_unlock(struct hl_head *h, struct hl_node *n, bool up);
+bool hl_node_try_ok(const struct hl_head *h, const struct hl_node *n,
+		    const struct hl_req *req, bool up);
+
+/**
  * struct hl_blockers - Who blocks a request, for the lock table and logs.
  * @nr: Conflicting holders, plus the conflicting waiters ahead that were
  *	looked at (at most @max of those).

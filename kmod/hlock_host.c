@@ -16,7 +16,8 @@
  *   value blocks and events
  *                    hl_lvb_publish(), hl_note_blocking(), hl_note_lost()
  *                                                             (hlock_lvb.c)
- *   the cluster      hl_node_update(), hl_node_lost()         (hlock_cluster.c)
+ *   the cluster      hl_node_update(), hl_node_lost(),        (hlock_cluster.c)
+ *                    hl_node_caching()
  *   fencing tokens   hl_token_next()
  *   deadlock search  hl_deadlock_detect(), hl_graph_lock()... (hlock_deadlock.c's
  *                    needs: a mutex per space, references, memory)
@@ -245,6 +246,11 @@ void hl_node_update(struct hl_head *h)
 bool hl_node_lost(const struct hl_head *h)
 {
 	return hl_cluster_head_lost(h);
+}
+
+bool hl_node_caching(void)
+{
+	return hl_cluster_caching();
 }
 
 /* The deadlock search's needs (hlock_deadlock.c). */

@@ -207,11 +207,17 @@ void hl_note_blocking(struct hl_req *holder);
 void hl_lvb_publish(struct hl_req *req);
 /*
  * What a @cluster head holds or waits for changed, or its grant pass ran:
- * the glue decides whether this node's DLM lock on it must convert up
- * (hl_node_need() is not covered by @node_mode) or down (other nodes
- * wait, and hl_node_keep() allows it).  Context: head lock.
+ * the host runs a pass of its node lock (hl_node_pass()) when
+ * hl_node_target() or hl_node_cancel_due() says the DLM lock must change.
+ * Context: head lock.
  */
 void hl_node_update(struct hl_head *h);
+/*
+ * Whether this node keeps a cluster head's DLM lock after the last local
+ * release (the cluster_cache parameter): if not, what may be granted goes
+ * down with every release (hl_node_release()).
+ */
+bool hl_node_caching(void);
 /*
  * Whether this node lost the cluster of the @cluster head @h: nothing is
  * granted there any more, and what waits there fails with -ENOLINK.  Once

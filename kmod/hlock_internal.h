@@ -17,6 +17,8 @@
  *   hlock_lvb.c     lock value blocks and blocking notifications
  *   hlock_kapi.c    the in-kernel API (include/hlock_kernel.h)
  *   hlock_deadlock.c  the deadlock search (plain C, with hlock_core.c)
+ *   hlock_node.c    cluster heads: what this node holds in the DLM, and
+ *                   every change of it (plain C, with hlock_core.c)
  *   hlock_cluster.c cluster lock spaces on the kernel's DLM
  *   hlock_host.c    the kernel as the core's host (hlock_host.h)
  *   hlock_main.c    the device, its ioctls, module parameters, init
@@ -549,6 +551,7 @@ bool hl_cluster_lost(const struct hl_cluster *cl);
 void hl_space_for_each(void (*fn)(struct hl_res *r, void *arg), void *arg);
 void hl_clk_update(struct hl_head *h);
 bool hl_cluster_head_lost(const struct hl_head *h);
+bool hl_cluster_caching(void);
 
 /* hlock_lvb.c */
 void hl_lvb_free(struct hl_res *r);

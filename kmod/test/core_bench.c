@@ -145,6 +145,11 @@ void hl_node_update(struct hl_head *h)
 {
 }
 
+bool hl_node_caching(void)
+{
+	return true;
+}
+
 bool hl_node_lost(const struct hl_head *h)
 {
 	return false;

@@ -277,10 +277,28 @@ void hl_lvb_publish(struct hl_req *req)
 
 static unsigned long node_updates;
 
+/* The head test_node_*() drive through a simulated DLM, and its kick. */
+static struct hl_head *dlm_head;
+static struct hl_node *dlm_node;
+static bool dlm_kicked;
+
+/* As hlock_cluster.c's hl_clk_update(): a pass when one has work to do. */
 void hl_node_update(struct hl_head *h)
 {
 	CHECK(head_locks == 1 && h->cluster, "node update");
 	node_updates++;
+	if (h == dlm_head &&
+	    (hl_node_target(h, dlm_node, true) >= 0 ||
+	     hl_node_cancel_due(h, dlm_node, true)))
+		dlm_kicked = true;
+}
+
+/* The node keeps its DLM locks after the last release (cluster_cache). */
+static bool node_cache = true;
+
+bool hl_node_caching(void)
+{
+	return node_cache;
 }
 
 /* This node lost the cluster (test_cluster_lost()). */
@@ -2086,6 +2104,409 @@ static void test_cluster(void)
 }
 
 /*
+ * A DLM of two nodes on one resource, "c": this node (A, the core under
+ * test, driven as hlock_cluster.c drives it: hl_node_pass() under the head
+ * lock, the call it asks for once the lock is dropped, hl_node_answer()
+ * with the answer) and another node, B, whose locks the test takes and
+ * drops.  Like the DLM: a conversion is granted ahead of waiting requests
+ * when it is compatible with the other node's grant, a new request queues
+ * behind a waiting one, NOQUEUE is answered at once, and a node whose
+ * grant blocks a waiting request gets a blocking AST for its mode.
+ */
+static struct {
+	struct hl_node n;
+	unsigned int a_mode;	/* the DLM's grant to A */
+	unsigned int a_want;	/* A's request in flight, while a_busy */
+	bool a_busy;
+	bool a_conv;
+	bool answer;		/* an answer for A is due */
+	enum hl_node_answer ans;
+	unsigned int b_mode;	/* the DLM's grant to B */
+	unsigned int b_want;	/* B's waiting request, HLOCK_NL if none */
+	unsigned int basts;	/* blocking ASTs for A, not yet taken in */
+	unsigned long calls;
+} dlm;
+
+static bool compat(unsigned int a, unsigned int b)
+{
+	return !hl_conflicts(a, hl_mode_bit(b));
+}
+
+/* The DLM grants what it can: A's request, then B's. */
+static void dlm_grant(void)
+{
+	if (dlm.a_busy && !dlm.answer && compat(dlm.a_want, dlm.b_mode) &&
+	    (dlm.a_conv || dlm.b_want == HLOCK_NL)) {
+		dlm.a_mode = dlm.a_want;
+		dlm.a_busy = false;
+		dlm.answer = true;
+		dlm.ans = HL_NODE_GRANTED;
+	}
+	if (dlm.b_want != HLOCK_NL && compat(dlm.b_want, dlm.a_mode) &&
+	    !(dlm.a_busy && !dlm.answer && dlm.a_conv)) {
+		dlm.b_mode = dlm.b_want;
+		dlm.b_want = HLOCK_NL;
+	}
+	if (dlm.b_want != HLOCK_NL && !compat(dlm.b_want, dlm.a_mode))
+		dlm.basts |= hl_mode_bit(dlm.b_want);
+}
+
+/* B asks for @mode (from NL) or lets go of what it holds (HLOCK_NL). */
+static void dlm_b(unsigned int mode)
+{
+	if (mode == HLOCK_NL) {
+		dlm.b_mode = HLOCK_NL;
+		dlm.b_want = HLOCK_NL;
+	} else {
+		dlm.b_want = mode;
+	}
+	dlm_grant();
+}
+
+/* What A's grants on "c" add up to. */
+static unsigned int local_sup(struct hl_head *h)
+{
+	unsigned int m, sup = HLOCK_NL;
+
+	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
+		if (h->granted_mask & hl_mode_bit(m))
+			sup = hl_sup(sup, m);
+	return sup;
+}
+
+/*
+ * The safety of the two nodes: what A's lockers were granted is covered
+ * by the DLM's grant to A, so compatible with B's.
+ */
+static void dlm_check(const char *when)
+{
+	unsigned int sup = local_sup(dlm_head);
+
+	CHECK(hl_covers(dlm.a_mode, sup) && compat(dlm.a_mode, dlm.b_mode) &&
+	      compat(sup, dlm.b_mode),
+	      "%s: A granted %s under the DLM's %s, B holds %s", when,
+	      hl_mode_name(sup), hl_mode_name(dlm.a_mode),
+	      hl_mode_name(dlm.b_mode));
+}
+
+/*
+ * One pass of A's work and its DLM call.  @between runs after the pass
+ * dropped the head lock, before the call goes out: another CPU's lock
+ * call in that window.
+ */
+static bool dlm_pass(void (*between)(void))
+{
+	struct hl_node_req req;
+	struct hl_grants g;
+	unsigned int basts;
+	bool did;
+
+	/*
+	 * The root has no DLM of its own here: it keeps X, which a release
+	 * lowers when the node does not cache (hl_node_release()).
+	 */
+	if (find_head("")->node_mode != HLOCK_X)
+		node_set("", HLOCK_X, 0);
+	hl_grants_init(&g);
+	hl_head_lock(dlm_head);
+	did = dlm.answer || dlm.basts || dlm_kicked;
+	if (dlm.answer) {
+		dlm.answer = false;
+		hl_node_answer(dlm_head, &dlm.n, dlm.ans);
+	}
+	basts = dlm.basts;
+	dlm.basts = 0;
+	dlm_kicked = false;
+	hl_node_pass(dlm_head, &dlm.n, basts, true, true, &g, &req);
+	/* Down (or away): A may not grant above the target meanwhile. */
+	if (req.call == HL_NODE_LOCK && !hl_covers(req.mode, dlm.a_mode))
+		CHECK(hl_covers(req.mode, local_sup(dlm_head)) &&
+		      hl_covers(req.mode, dlm_head->node_mode),
+		      "going down to %s with %s granted", hl_mode_name(req.mode),
+		      hl_mode_name(local_sup(dlm_head)));
+	if (req.call == HL_NODE_UNLOCK)
+		CHECK(!dlm_head->granted_mask && dlm_head->node_mode == HLOCK_NL,
+		      "unlocked while granted");
+	hl_head_unlock(dlm_head);
+	run_grants(&g);
+	if (between)
+		between();
+	switch (req.call) {
+	case HL_NODE_LOCK:
+		CHECK(!dlm.a_busy, "two requests in flight");
+		dlm.calls++;
+		dlm.a_busy = true;
+		dlm.a_want = req.mode;
+		dlm.a_conv = req.convert;
+		CHECK(req.convert == (dlm.a_mode != HLOCK_NL || dlm.n.exists),
+		      "a conversion of a lock that is not there");
+		/* Down is granted at once, as DLM does. */
+		dlm_grant();
+		if (dlm.a_busy && !dlm.answer && req.noqueue) {
+			dlm.a_busy = false;
+			dlm.answer = true;
+			dlm.ans = HL_NODE_REFUSED;
+		}
+		did = true;
+		break;
+	case HL_NODE_UNLOCK:
+		dlm.calls++;
+		dlm.a_mode = HLOCK_NL;
+		dlm.answer = true;
+		dlm.ans = HL_NODE_FAILED;	/* -DLM_EUNLOCK */
+		dlm_grant();
+		did = true;
+		break;
+	case HL_NODE_CANCEL:
+		if (dlm.a_busy && !dlm.answer) {
+			dlm.a_busy = false;
+			dlm.answer = true;
+			dlm.ans = HL_NODE_CANCELLED;
+		}
+		did = true;
+		break;
+	}
+	dlm_check("after a pass");
+	return did;
+}
+
+/* Run A's work until it has nothing to do. */
+static void dlm_settle(void)
+{
+	int i;
+
+	for (i = 0; i < 64 && dlm_pass(NULL); i++)
+		;
+	CHECK(i < 64, "the node's work does not settle");
+}
+
+/* lock_in_window() ran. */
+static bool window_done;
+
+static void dlm_start(void)
+{
+	memset(&dlm, 0, sizeof(dlm));
+	window_done = false;
+	cluster_heads = true;
+	/* The root: IX and more, in the DLM as far as this test cares. */
+	get_head("");
+	node_set("", HLOCK_X, 0);
+	dlm_head = get_head("c");
+	dlm_node = &dlm.n;
+	hl_node_init(dlm_head, dlm_node);
+}
+
+static void dlm_stop(void)
+{
+	dlm_head = NULL;
+	dlm_node = NULL;
+	dlm_kicked = false;
+	cluster_heads = false;
+	reset();
+}
+
+/* A local lock call in the window of a conversion down (dlm_pass()). */
+static void lock_in_window(void)
+{
+	if (window_done)
+		return;
+	window_done = true;
+	CHECK(lock(11, "c", HLOCK_X, 0) == -EINPROGRESS,
+	      "X granted while the DLM lock goes down");
+}
+
+/*
+ * Node transitions, as the cluster glue drives them: up on demand, kept
+ * after the release (cached), down when another node waits, away when the
+ * host wants the resource gone; the window of a conversion down; a
+ * holder's conversion that another node's wait must not hold back; a
+ * try-lock refused by the DLM; a request nobody wants any more cancelled.
+ */
+static void test_node(void)
+{
+	unsigned long calls;
+
+	dlm_start();
+	CHECK(lock(10, "c", HLOCK_X, 0) == -EINPROGRESS, "X waits for the node");
+	dlm_settle();
+	CHECK(collect(10) == 0 && dlm.a_mode == HLOCK_X && dlm.n.exists,
+	      "granted once the DLM granted X");
+	CHECK(unlock(10, "c") == 0, "released");
+	dlm_settle();
+	CHECK(dlm.a_mode == HLOCK_X, "cached: the DLM lock stays");
+	calls = dlm.calls;
+	CHECK(lock(10, "c", HLOCK_S, 0) == 0 && dlm.calls == calls,
+	      "relocked without a round trip");
+	/*
+	 * B wants S: A goes down to what its holders keep (S), and
+	 * between the pass and the call, a local X must wait.
+	 */
+	dlm_b(HLOCK_S);
+	CHECK(dlm.b_want == HLOCK_S && dlm.basts, "B waits, A is told");
+	while (dlm_pass(lock_in_window))
+		;
+	CHECK(dlm.a_mode == HLOCK_S && dlm.b_mode == HLOCK_S,
+	      "A went down to S, B got S");
+	CHECK(collect(11) == -EAGAIN, "the X still waits");
+	/*
+	 * A's holder converts S->X while B holds S: it waits for B.  Then
+	 * B lets go; the conversion goes up.
+	 */
+	CHECK(lock(10, "c", HLOCK_X, 0) == -EINPROGRESS, "S->X waits");
+	dlm_settle();
+	CHECK(dlm.a_busy && collect(10) == -EAGAIN, "queued in the DLM");
+	dlm_b(HLOCK_NL);
+	dlm_settle();
+	CHECK(collect(10) == 0 && held(10, "c") == HLOCK_X, "converted");
+	CHECK(unlock(10, "c") == 1 && unlock(10, "c") == 0, "released");
+	dlm_settle();
+	CHECK(collect(11) == 0, "the other X");
+	CHECK(unlock(11, "c") == 0, "released");
+	dlm_settle();
+	/* The host wants "c" gone: unlocked when idle, not before. */
+	CHECK(lock(16, "c", HLOCK_S, 0) == 0, "S, cached");
+	hl_head_lock(dlm_head);
+	CHECK(!hl_node_want_unlock(dlm_head, &dlm.n, true), "not while held");
+	hl_head_unlock(dlm_head);
+	CHECK(unlock(16, "c") == 0, "released");
+	dlm_settle();
+	/*
+	 * ...and B's blocking AST comes before the pass that unlocks: the
+	 * pass notes it, then unlocks; once the lock is gone, nobody waits
+	 * for this node (a blocking AST would never come to say otherwise).
+	 */
+	dlm_b(HLOCK_X);
+	hl_head_lock(dlm_head);
+	CHECK(hl_node_want_unlock(dlm_head, &dlm.n, true), "idle: unlock");
+	hl_head_unlock(dlm_head);
+	dlm_kicked = true;
+	dlm_settle();
+	CHECK(!dlm.n.exists && dlm.a_mode == HLOCK_NL &&
+	      dlm_head->node_mode == HLOCK_NL && !dlm_head->remote_mask &&
+	      dlm.b_mode == HLOCK_X,
+	      "unlocked, nothing left of other nodes' waits; B got X");
+	dlm_b(HLOCK_NL);
+	/*
+	 * A holder's conversion is never held back behind another node's
+	 * wait (its holder blocks that node already): A holds IS in the
+	 * DLM for an IS, B asks X, IS->S goes ahead of B.
+	 */
+	CHECK(lock(12, "c", HLOCK_IS, 0) == -EINPROGRESS, "IS");
+	dlm_settle();
+	CHECK(collect(12) == 0 && dlm.a_mode == HLOCK_IS, "IS in the DLM");
+	dlm_b(HLOCK_X);
+	dlm_settle();
+	CHECK(dlm.a_mode == HLOCK_IS && dlm.b_want == HLOCK_X &&
+	      dlm_head->remote_mask == hl_mode_bit(HLOCK_X),
+	      "B waits for A's IS, A knows");
+	CHECK(lock(12, "c", HLOCK_S, 0) == -EINPROGRESS, "IS->S waits");
+	dlm_settle();
+	CHECK(collect(12) == 0 && held(12, "c") == HLOCK_S &&
+	      dlm.a_mode == HLOCK_S, "converted ahead of B's X");
+	CHECK(lock(13, "c", HLOCK_IS, 0) == -EINPROGRESS,
+	      "a new IS waits behind B's X");
+	CHECK(unlock(12, "c") == 1 && unlock(12, "c") == 0, "released");
+	dlm_settle();
+	CHECK(dlm.b_mode == HLOCK_X && dlm.a_mode == HLOCK_NL,
+	      "A let go, B got X");
+	dlm_b(HLOCK_NL);
+	dlm_settle();
+	CHECK(collect(13) == 0, "then the IS");
+	CHECK(unlock(13, "c") == 0, "released");
+	dlm_settle();
+	/* A try-lock the DLM refuses gives up; nothing stays in flight. */
+	dlm_b(HLOCK_S);
+	dlm_settle();
+	CHECK(lock(14, "c", HLOCK_X, HL_RF_TRY) == -EINPROGRESS,
+	      "a try of X waits for the DLM's answer");
+	dlm_settle();
+	CHECK(!dlm.a_busy && dlm.n.refused_seq != S64_MIN,
+	      "asked with NOQUEUE, refused");
+	cancel(14);
+	dlm_settle();
+	CHECK(!dlm.a_busy, "nothing asked for the try that gave up");
+	/* A request whose waiter went away is cancelled. */
+	CHECK(lock(15, "c", HLOCK_X, 0) == -EINPROGRESS, "X waits for B");
+	dlm_settle();
+	CHECK(dlm.a_busy, "queued in the DLM");
+	cancel(15);
+	dlm_settle();
+	CHECK(!dlm.a_busy && dlm.a_mode != HLOCK_X, "cancelled");
+	dlm_stop();
+}
+
+/*
+ * Random lock calls of A's lockers and of node B on "c", with and
+ * without caching, checking the two nodes' safety after every step
+ * (dlm_check()) and that everything is granted once B lets go.
+ */
+static void test_node_random(unsigned int seed, bool cache)
+{
+	unsigned int step, who, m;
+	int pending[4] = { 0 };
+
+	srand(seed);
+	node_cache = cache;
+	dlm_start();
+	for (step = 0; step < 400; step++) {
+		who = 20 + rand() % 4;
+		m = HLOCK_IS + rand() % 5;
+		switch (rand() % 6) {
+		case 0:
+		case 1:
+			if (pending[who - 20])
+				break;
+			pending[who - 20] = lock(who, "c", m, 0) == -EINPROGRESS;
+			break;
+		case 2:
+			if (pending[who - 20]) {
+				if (collect(who) != -EAGAIN)
+					pending[who - 20] = 0;
+			} else if (held(who, "c")) {
+				unlock(who, "c");
+			}
+			break;
+		case 3:
+			if (pending[who - 20] && rand() % 2) {
+				cancel(who);
+				pending[who - 20] = 0;
+			}
+			break;
+		case 4:
+			if (dlm.b_want == HLOCK_NL && dlm.b_mode == HLOCK_NL)
+				dlm_b(m);
+			else if (rand() % 2)
+				dlm_b(HLOCK_NL);
+			break;
+		case 5:
+			dlm_pass(NULL);
+			break;
+		}
+		dlm_check("a step");
+	}
+	/*
+	 * B lets go, and A's holders release what they hold as they get
+	 * it: every waiter is granted in the end.
+	 */
+	dlm_b(HLOCK_NL);
+	for (step = 0; step < 16; step++) {
+		for (who = 20; who < 24; who++)
+			if (!pending[who - 20])
+				while (held(who, "c"))
+					unlock(who, "c");
+		dlm_settle();
+		for (who = 20; who < 24; who++)
+			if (pending[who - 20] && collect(who) == 0)
+				pending[who - 20] = 0;
+	}
+	for (who = 20; who < 24; who++)
+		CHECK(!pending[who - 20], "seed %u, cache %d: locker %u waits",
+		      seed, cache, who);
+	node_cache = true;
+	dlm_stop();
+}
+
+/*
  * The node loses the cluster: a request waiting for the node fails with
  * -ENOLINK once its continuation runs, a conversion too, the holders are
  * told, and nothing new is granted, cached or not; a release still works.
@@ -2331,6 +2752,11 @@ int main(void)
 	test_blocking();
 	test_lvb_publish();
 	test_cluster();
+	test_node();
+	for (seed = 1; seed <= 40; seed++) {
+		test_node_random(seed, true);
+		test_node_random(seed, false);
+	}
 	test_cluster_lost();
 	for (seed = 1; seed <= 400; seed++)
 		test_random(seed, 400);

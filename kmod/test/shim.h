@@ -15,6 +15,8 @@
 typedef uint64_t u64;
 typedef int64_t s64;
 
+#define S64_MIN	INT64_MIN
+
 /* sparse's lock annotations mean nothing to gcc. */
 #define __acquires(...)
 #define __releases(...)
