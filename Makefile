@@ -27,6 +27,7 @@
 #   make deb          the Debian packages hlock-dkms, libhlock1,
 #                     libhlock-dev and hlock-tools, in build/deb/, checked
 #                     by lintian; see scripts/deb (scripts/vm-deb tests them)
+#   make man-version  write lib/VERSION into the man pages
 #   make dkms-install the module through the system's DKMS, for KREL (a
 #                     list; default the running kernel), as root; see
 #                     scripts/dkms
@@ -49,7 +50,8 @@ HLOCK_VERSION := $(shell cat $(TOP)/lib/VERSION)
 TOOL_DEFS := -DHLOCK_VERSION='"$(HLOCK_VERSION)"'
 
 .PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools \
-	tools-shared install bench ko-debug debug-kernel torture deb dkms-install
+	tools-shared install bench ko-debug debug-kernel torture deb dkms-install \
+	man-version
 
 all: module lib
 
@@ -108,12 +110,19 @@ TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-demo hlock lshlock hlock-bench \
 URING_TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-bench hlock-uring-demo)
 tools: $(TOOLS)
 
+# Asked of pkg-config only when lshlock is built (deferred, =), and
+# quietly: before scripts/install-deps has installed libsmartcols-dev,
+# `make demo` and the other targets must not print pkg-config's complaint.
+SMARTCOLS_CFLAGS = $(shell pkg-config --cflags smartcols 2>/dev/null)
+SMARTCOLS_LIBS = $(shell pkg-config --libs smartcols 2>/dev/null || \
+	echo -lsmartcols)
+
 TOOL_LDFLAGS := -static
 $(URING_TOOLS): TOOL_LIBS := -luring
 $(URING_TOOLS): lib/hlock_uring.h
 $(BUILD)/tools/lshlock: TOOL_LDFLAGS :=
-$(BUILD)/tools/lshlock: TOOL_CFLAGS := $(shell pkg-config --cflags smartcols)
-$(BUILD)/tools/lshlock: TOOL_LIBS := $(shell pkg-config --libs smartcols)
+$(BUILD)/tools/lshlock: TOOL_CFLAGS = $(SMARTCOLS_CFLAGS)
+$(BUILD)/tools/lshlock: TOOL_LIBS = $(SMARTCOLS_LIBS)
 
 $(BUILD)/tools/%: tools/%.c tools/cli_common.h $(LIB_SRCS) lib/hlock.h \
 		uapi/linux/hlock.h lib/VERSION
@@ -131,8 +140,8 @@ tools-shared: $(SHARED_TOOLS)
 
 $(BUILD)/tools-shared/hlock-uring-demo: TOOL_LIBS := -luring
 $(BUILD)/tools-shared/hlock-uring-demo: lib/hlock_uring.h
-$(BUILD)/tools-shared/lshlock: TOOL_CFLAGS := $(shell pkg-config --cflags smartcols)
-$(BUILD)/tools-shared/lshlock: TOOL_LIBS := $(shell pkg-config --libs smartcols)
+$(BUILD)/tools-shared/lshlock: TOOL_CFLAGS = $(SMARTCOLS_CFLAGS)
+$(BUILD)/tools-shared/lshlock: TOOL_LIBS = $(SMARTCOLS_LIBS)
 
 $(BUILD)/tools-shared/%: tools/%.c tools/cli_common.h lib/hlock.h \
 		uapi/linux/hlock.h lib/libhlock.so lib/VERSION
@@ -181,6 +190,15 @@ deb: deps
 # and install them, as the hlock-dkms package does.
 dkms-install:
 	scripts/dkms $(or $(KREL),$(shell uname -r))
+
+# The man pages say the version of lib/VERSION on their .TH lines and in
+# their --version examples; after changing lib/VERSION, this writes it
+# there (scripts/doc-check fails until then).
+man-version:
+	sed -i -E -e '/^\.TH /s/"hlock [^"]*"/"hlock $(HLOCK_VERSION)"/' \
+		-e 's/from hlock [^ ]+ \(ABI/from hlock $(HLOCK_VERSION) (ABI/' \
+		tools/hlock.1 tools/hlock-uring-demo.1 lib/libhlock.3 \
+		kmod/hlock.4 tools/lshlock.8
 
 clean:
 	rm -rf $(BUILD) lib/libhlock.a lib/libhlock.so

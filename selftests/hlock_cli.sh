@@ -268,7 +268,8 @@ t_why() {
 t_usage() {
 	$H --bogus cli13/x true 2>"$ERR"
 	expect_rc 64 $? "hlock --bogus" || return 1
-	grep -q "Usage" "$ERR" || bad "no usage message" || return 1
+	grep -q "Try 'hlock --help'" "$ERR" || bad "no pointer to --help" ||
+		return 1
 	for args in "" "cli13/x" "-m foo cli13/x true" "-w abc cli13/x true" \
 		    "-E 256 cli13/x true" "cli13/x -c" "cli13/x -c a b"; do
 		# shellcheck disable=SC2086 # split on purpose
@@ -407,6 +408,119 @@ t_lease_stopped() {
 		# shellcheck disable=SC2086 # split on purpose
 		$H $args cli20/u true 2>/dev/null
 		expect_rc 64 $? "hlock $args" || return 1
+	done
+}
+
+# --- hlock: what a flock(1) user meets (resources ux<N>/...) -------------
+NTESTS=$((NTESTS + 6))
+
+# -E 0 is the exit code of a conflict, never a grant: against a holder,
+# -n, -w, -F and -c all exit 0 without running the command, as flock does.
+t_conflict_exit_zero() {
+	bg $H ux1/b sleep 60
+	poll has $BGPID ux1/b granted || bad "holder never granted" ||
+		return 1
+	ran=$TMP/ran
+	rm -f "$ran"
+	for args in "-n -E 0" "-w 0.3 -E 0" "-F -n -E 0" "-E 0 -w 0"; do
+		# shellcheck disable=SC2086 # split on purpose
+		$H $args ux1/b touch "$ran" 2>"$ERR"
+		expect_rc 0 $? "hlock $args against a holder" || return 1
+		[ ! -e "$ran" ] || bad "hlock $args ran the command" || return 1
+	done
+	$H -n -E 0 ux1/b -c "touch '$ran'" 2>"$ERR"
+	expect_rc 0 $? "hlock -n -E 0 -c against a holder" || return 1
+	[ ! -e "$ran" ] || bad "hlock -n -E 0 -c ran the command" || return 1
+	# Granted, the command runs (and its status is hlock's).
+	$H -n -E 0 ux1/free sh -c "touch '$ran'; exit 5" 2>"$ERR"
+	expect_rc 5 $? "hlock -n -E 0 without a holder" || return 1
+	[ -e "$ran" ] || bad "hlock -n -E 0 did not run the command"
+}
+
+# path_says PATH TEXT...: hlock PATH exits 65 and says each TEXT.
+path_says() {
+	p=$1
+	shift
+	$H "$p" true 2>"$ERR"
+	expect_rc 65 $? "hlock '$p'" || return 1
+	for t in "$@"; do
+		grep -qF -- "$t" "$ERR" || bad "hlock '$p': no '$t'" || return 1
+	done
+	[ "$(wc -l <"$ERR")" = 1 ] || bad "hlock '$p': not one line"
+}
+
+# Each malformed path says what is wrong, and the fix where there is one.
+t_path_messages() {
+	long=$(printf '%0256d' 0)
+	path_says /ux2/a "starts with '/'" "try 'ux2/a'" || return 1
+	path_says ux2/a/ "ends with '/'" "try 'ux2/a'" || return 1
+	path_says ux2//a "empty component" "try 'ux2/a'" || return 1
+	path_says / "starts with '/'" "the global root" || return 1
+	path_says "ux2/$long" "component 2 is 256 bytes" "at most 255" ||
+		return 1
+	path_says ux2/a/b/c/d/e/f/g/h "9 levels" "at most 8" || return 1
+	# The limits themselves are accepted.
+	$H "ux2/$(printf '%0255d' 0)" true 2>"$ERR"
+	expect_rc 0 $? "hlock with a 255-byte component" || return 1
+	$H ux2/a/b/c/d/e/f/g true 2>"$ERR"
+	expect_rc 0 $? "hlock with 8 levels" || return 1
+	# The <fd> form's unlock explains too.
+	$H -u 9 ux2//a 9<>/dev/hlock 2>"$ERR"
+	expect_rc 65 $? "hlock -u 9 ux2//a" || return 1
+	grep -qF "try 'ux2/a'" "$ERR" || bad "hlock -u: no fix suggested"
+}
+
+# -w takes seconds as a decimal number with an optional fraction, up to
+# the kernel's range, and nothing else.
+t_timeout_strict() {
+	for w in inf nan 0x10 1e2 -1 +1 " 1" "1 " "" . 1.5s \
+		 99999999999999999999 9223372037 9223372036.9; do
+		$H -w "$w" ux3/a true 2>"$ERR"
+		expect_rc 64 $? "hlock -w '$w'" || return 1
+		grep -qF "invalid timeout '$w'" "$ERR" ||
+			bad "hlock -w '$w': no message" || return 1
+	done
+	$H --lease 1e2 ux3/a true 2>"$ERR"
+	expect_rc 64 $? "hlock --lease 1e2" || return 1
+	for w in 0 .5 1. 2.25 9223372036; do
+		$H -w "$w" ux3/a true 2>"$ERR"
+		expect_rc 0 $? "hlock -w '$w'" || return 1
+	done
+}
+
+# The longest timeout -w takes waits: it is not cut short by the kernel
+# adding it to its clock.
+t_timeout_max() {
+	bg $H ux4/b sleep 60
+	poll has $BGPID ux4/b granted || bad "holder never granted" ||
+		return 1
+	started waiting ux4/b $H -w 9223372036 ux4/b true || return 1
+}
+
+# Usage errors are one line and a pointer to --help, as util-linux's.
+t_usage_lines() {
+	for args in --bogus "-w" "-m foo ux5/a true" "ux5/a"; do
+		# shellcheck disable=SC2086 # split on purpose
+		$H $args 2>"$ERR"
+		expect_rc 64 $? "hlock $args" || return 1
+		[ "$(wc -l <"$ERR")" = 2 ] ||
+			bad "hlock $args: $(wc -l <"$ERR") lines" || return 1
+		[ "$(tail -n 1 "$ERR")" = "Try 'hlock --help' for more information." ] ||
+			bad "hlock $args: no pointer to --help" || return 1
+	done
+	[ "$($H --help | tail -n 1)" = "For more details see hlock(1)." ] ||
+		bad "hlock --help: no pointer to hlock(1)" || return 1
+	[ "$($L --help | tail -n 1)" = "For more details see lshlock(8)." ] ||
+		bad "lshlock --help: no pointer to lshlock(8)"
+}
+
+# lshlock -o with an empty column name says so.
+t_ls_empty_column() {
+	for o in , pid, ,pid pid,,mode +,; do
+		$L -o "$o" 2>"$ERR" >/dev/null
+		expect_rc 1 $? "lshlock -o '$o'" || return 1
+		grep -qF "empty column name" "$ERR" ||
+			bad "lshlock -o '$o': says '$(cat "$ERR")'" || return 1
 	done
 }
 
@@ -587,8 +701,8 @@ t_fl_usage() {
 		# shellcheck disable=SC2086 # split on purpose
 		$H $args 9<>/dev/hlock 2>"$ERR"
 		expect_rc 64 $? "hlock $args" || return 1
-		grep -q "Usage" "$ERR" || bad "hlock $args: no usage" ||
-			return 1
+		grep -q "Try 'hlock --help'" "$ERR" ||
+			bad "hlock $args: no pointer to --help" || return 1
 	done
 }
 
@@ -1210,6 +1324,12 @@ run hlock_forward_signal t_forward_signal
 run hlock_interrupt_waiting t_interrupt_waiting
 run hlock_lease_renewed t_lease_renewed
 run hlock_lease_stopped t_lease_stopped
+run hlock_conflict_exit_zero t_conflict_exit_zero
+run hlock_path_messages t_path_messages
+run hlock_timeout_strict t_timeout_strict
+run hlock_timeout_max t_timeout_max
+run hlock_usage_lines t_usage_lines
+run lshlock_empty_column t_ls_empty_column
 run fl_nonblocking t_fl_nonblocking
 run fl_shell t_fl_shell
 run fl_command_eq t_fl_command_eq

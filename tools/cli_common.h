@@ -205,12 +205,10 @@ static inline bool cli_long(const char *s, long min, long max, long *v)
 }
 
 /*
- * A usage error: the message, the tool's usage lines and a pointer to
- * --help, then exit EX_USAGE.  The tool defines usage_lines().  Unused
- * by lshlock, whose usage errors exit 1 as lslocks's do.
+ * A usage error: the message and a pointer to --help, the two lines
+ * util-linux's tools print, then exit EX_USAGE.  Unused by lshlock,
+ * whose usage errors exit 1 as lslocks's do.
  */
-static void usage_lines(FILE *f);
-
 static void __attribute__((noreturn, unused, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
@@ -219,7 +217,6 @@ usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	cli_vwarn(fmt, ap);
 	va_end(ap);
-	usage_lines(stderr);
 	fputs("Try '" PROG " --help' for more information.\n", stderr);
 	exit(EX_USAGE);
 }
@@ -237,6 +234,59 @@ bad_option(const char *with_arg, const char *word)
 	if (optopt)
 		usage_error("invalid option -- '%c'", optopt);
 	usage_error("unrecognized option '%s'", word);
+}
+
+/*
+ * What is wrong with the resource path @path that the module refused
+ * (-EINVAL or -ENAMETOOLONG), said on stderr with a fix to try: a
+ * leading or trailing '/', an empty component, a component longer than
+ * HLOCK_NAME_MAX bytes, more than HLOCK_MAX_DEPTH levels.  The module's
+ * rules (hl_path_parse()) decide; this only explains them.
+ */
+static void __attribute__((unused)) cli_path_error(const char *path)
+{
+	size_t len = strlen(path), i, clean = 0, comp = 0, start;
+	unsigned int depth = 0;
+	char *fix = malloc(len + 1);
+	const char *what = NULL;
+
+	/* The path without the extra '/': the fix for the first three. */
+	for (i = 0; fix && i < len; i++)
+		if (path[i] != '/' || (clean && fix[clean - 1] != '/'))
+			fix[clean++] = path[i];
+	if (fix) {
+		if (clean && fix[clean - 1] == '/')
+			clean--;
+		fix[clean] = '\0';
+	}
+	for (i = 0; i <= len; i = start + comp + 1) {
+		start = i;
+		comp = strcspn(path + start, "/");
+		depth++;
+		if (comp > HLOCK_NAME_MAX) {
+			fprintf(stderr, PROG ": '%s': component %u is %zu bytes, at most %d are allowed (shorten it, or use a hash of it)\n",
+				path, depth, comp, HLOCK_NAME_MAX);
+			goto out;
+		}
+	}
+	if (path[0] == '/')
+		what = "starts with '/' (paths are relative to the global root)";
+	else if (len && path[len - 1] == '/')
+		what = "ends with '/'";
+	else if (strstr(path, "//"))
+		what = "has an empty component ('//')";
+	if (what && fix) {
+		fprintf(stderr, PROG ": '%s': a resource path %s; try '%s'%s\n",
+			path, what, fix, *fix ? "" : " (the global root)");
+	} else if (depth > HLOCK_MAX_DEPTH) {
+		fprintf(stderr, PROG ": '%s': %u levels, at most %d are allowed (join some components, e.g. 'a/b' as 'a.b')\n",
+			path, depth, HLOCK_MAX_DEPTH);
+	} else {
+		fprintf(stderr, PROG ": '%s': invalid resource path (components of 1 to %d bytes between single '/', at most %d levels)\n",
+			path, HLOCK_NAME_MAX, HLOCK_MAX_DEPTH);
+	}
+out:
+	free(fix);
 }
 
 #endif /* HLOCK_CLI_COMMON_H */

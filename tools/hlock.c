@@ -44,7 +44,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -106,8 +105,9 @@ HLOCK_DEVICE ", or lock <resource> on the locker a shell opened as\n"
 " -u, --unlock             <fd> form: release one acquisition of <resource>\n"
 " -n, --nb, --nonblock, --nonblocking\n"
 "                          fail rather than wait\n"
-" -w, --timeout <secs>     wait at most <secs> seconds (fractions allowed;\n"
-"                            0 is like -n)\n"
+" -w, --timeout <secs>     wait at most <secs> seconds: a decimal number,\n"
+"                            fractions allowed, at most 9223372036;\n"
+"                            0 is like -n\n"
 " -E, --conflict-exit-code <number>\n"
 "                          exit code after a conflict or timeout (default 1)\n"
 " -o, --close              accepted: the command never inherits the locker\n"
@@ -142,7 +142,9 @@ HLOCK_DEVICE ", or lock <resource> on the locker a shell opened as\n"
 "Signals: waiting for the lock, SIGINT and SIGTERM kill hlock and nothing\n"
 "stays held.  While the command runs, SIGTERM, SIGHUP, SIGINT and SIGQUIT\n"
 "sent to hlock with kill(1) are passed on to the command, and the lock is\n"
-"kept until the command ends.\n", stdout);
+"kept until the command ends.\n"
+"\n"
+"For more details see " PROG "(1).\n", stdout);
 	exit(0);
 }
 
@@ -154,21 +156,42 @@ static int64_t now_ns(void)
 	return ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }
 
-/* Seconds, fractions allowed, to nanoseconds (saturating); -1 if bad. */
+/*
+ * The longest -w or --lease, in seconds: the kernel takes both as a
+ * signed 64-bit count of nanoseconds (struct hlock_lock_args), which
+ * holds 9223372036.854775807 s.
+ */
+#define MAX_SECONDS	(INT64_MAX / NS_PER_SEC)
+
+/*
+ * Seconds as a decimal number with an optional fraction ("2", "0.5",
+ * ".25", "3."; digits past the ninth after the point are cut off) to
+ * nanoseconds; -1 for anything else: a sign, an exponent, hexadecimal,
+ * inf, nan, blanks, or more than MAX_SECONDS.
+ */
 static int64_t parse_seconds(const char *s)
 {
-	char *end;
-	double v;
+	size_t whole = strspn(s, "0123456789"), frac = 0, i;
+	int64_t sec = 0, ns = 0, scale = NS_PER_SEC;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || isnan(v) || v < 0 ||
-	    (errno && errno != ERANGE))
+	if (s[whole] == '.')
+		frac = strspn(s + whole + 1, "0123456789");
+	if (!whole && !frac)
 		return -1;
-	v *= NS_PER_SEC;
-	if (v >= (double)INT64_MAX)
-		return INT64_MAX;
-	return (int64_t)v;
+	if (s[whole + (s[whole] == '.' ? frac + 1 : 0)])
+		return -1;
+	for (i = 0; i < whole; i++) {
+		sec = sec * 10 + (s[i] - '0');
+		if (sec > MAX_SECONDS)
+			return -1;
+	}
+	for (i = 0; i < frac && scale > 1; i++) {
+		scale /= 10;
+		ns += (s[whole + 1 + i] - '0') * scale;
+	}
+	if (sec == MAX_SECONDS && ns > INT64_MAX % NS_PER_SEC)
+		return -1;
+	return sec * NS_PER_SEC + ns;
 }
 
 static int parse_exit_code(const char *s)
@@ -422,8 +445,8 @@ static void parse_options(int argc, char **argv, struct opts *o)
 		case 'w':
 			o->timeout = parse_seconds(optarg);
 			if (o->timeout < 0)
-				usage_error("invalid timeout '%s' (expected seconds, e.g. 0.5)",
-					    optarg);
+				usage_error("invalid timeout '%s' (expected seconds from 0 to %lld, e.g. 0.5)",
+					    optarg, (long long)MAX_SECONDS);
 			break;
 		case 'E':
 			o->conflict_code = parse_exit_code(optarg);
@@ -440,8 +463,8 @@ static void parse_options(int argc, char **argv, struct opts *o)
 		case OPT_LEASE:
 			o->lease = parse_seconds(optarg);
 			if (o->lease <= 0)
-				usage_error("invalid lease '%s' (expected seconds above 0, e.g. 0.5)",
-					    optarg);
+				usage_error("invalid lease '%s' (expected seconds above 0, at most %lld, e.g. 0.5)",
+					    optarg, (long long)MAX_SECONDS);
 			break;
 		case 'c':
 			usage_error("-c goes after the resource");
@@ -532,7 +555,9 @@ static char **command_argv(char **args, int nr, char **sh_argv)
 
 /*
  * Say why the lock call on @path failed, the conflict and the timeout
- * only with -v as flock does, and return the exit code: flock's.
+ * only with -v as flock does, and return the exit code: flock's.  A
+ * conflict's code is -E's, which may be 0: the caller must not take it
+ * for a grant.
  */
 static int lock_failed(int ret, const struct opts *o, const char *path,
 		       int64_t start)
@@ -549,11 +574,8 @@ static int lock_failed(int ret, const struct opts *o, const char *path,
 				cli_path_name(path), (now_ns() - start) / 1e9);
 		return o->conflict_code;
 	case EINVAL:
-		fprintf(stderr, PROG ": %s: invalid resource path\n", path);
-		return EX_DATAERR;
 	case ENAMETOOLONG:
-		fprintf(stderr, PROG ": %s: resource path too long (at most %d levels of %d bytes)\n",
-			path, HLOCK_MAX_DEPTH, HLOCK_NAME_MAX);
+		cli_path_error(path);
 		return EX_DATAERR;
 	case ENOMEM:
 	case ENOLCK:
@@ -571,8 +593,12 @@ static int lock_failed(int ret, const struct opts *o, const char *path,
 	}
 }
 
-/* Describe the locker (--why) and lock; 0 or the exit code. */
-static int take_lock(int fd, const struct opts *o, const char *path)
+/*
+ * Describe the locker (--why) and lock: true when granted, else false
+ * with the exit code in *@code (-E's after a conflict, possibly 0).
+ */
+static bool take_lock(int fd, const struct opts *o, const char *path,
+		      int *code)
 {
 	int64_t start;
 	uint64_t token;
@@ -583,13 +609,16 @@ static int take_lock(int fd, const struct opts *o, const char *path)
 		if (ret < 0) {
 			fprintf(stderr, PROG ": cannot describe the locker: %s\n",
 				strerror(-ret));
-			return EX_OSERR;
+			*code = EX_OSERR;
+			return false;
 		}
 	}
 	start = now_ns();
 	ret = lock_path(fd, path, o->mode, o->timeout, o->lease);
-	if (ret < 0)
-		return lock_failed(ret, o, path, start);
+	if (ret < 0) {
+		*code = lock_failed(ret, o, path, start);
+		return false;
+	}
 	if (o->verbose) {
 		fprintf(stderr, PROG ": got %s on %s after %.3f s",
 			hlock_mode_name(o->mode), cli_path_name(path),
@@ -599,7 +628,8 @@ static int take_lock(int fd, const struct opts *o, const char *path)
 			fprintf(stderr, ", token %" PRIu64, token);
 		fputc('\n', stderr);
 	}
-	return 0;
+	*code = 0;
+	return true;
 }
 
 /*
@@ -611,7 +641,7 @@ static int fd_form(const struct opts *o, const char *fdarg,
 {
 	struct hlock_info info;
 	long v;
-	int fd, ret;
+	int fd, ret, code;
 
 	if (!cli_long(fdarg, 0, INT_MAX, &v))
 		usage_error("invalid file descriptor '%s'", fdarg);
@@ -623,8 +653,10 @@ static int fd_form(const struct opts *o, const char *fdarg,
 	if (ret < 0)
 		cli_die(EX_DATAERR, "%d: not a locker of " HLOCK_DEVICE " (%s)",
 			fd, strerror(-ret));
-	if (!o->unlock)
-		return take_lock(fd, o, path);
+	if (!o->unlock) {
+		take_lock(fd, o, path, &code);
+		return code;
+	}
 
 	ret = hlock_unlock(fd, path);
 	switch (-ret) {
@@ -634,7 +666,9 @@ static int fd_form(const struct opts *o, const char *fdarg,
 		cli_die(EX_DATAERR, "cannot unlock %s: not locked on %d",
 			cli_path_name(path), fd);
 	case EINVAL:
-		cli_die(EX_DATAERR, "%s: invalid resource path", path);
+	case ENAMETOOLONG:
+		cli_path_error(path);
+		exit(EX_DATAERR);
 	default:
 		if (ret > 0)
 			break;
@@ -720,8 +754,8 @@ static int command_form(const struct opts *o, const char *path,
 		return EX_NOINPUT;
 	if (ret)
 		return ret;
-	ret = take_lock(fd, o, path);
-	if (ret)
+	/* Never the command without the lock, whatever -E says. */
+	if (!take_lock(fd, o, path, &ret))
 		return ret;
 
 	if (o->no_fork) {

@@ -783,6 +783,9 @@ static void parse_columns(const char *arg)
 	for (;;) {
 		size_t n = strcspn(p, ",");
 
+		if (!n)
+			cli_die(1, "empty column name in '%s' (names are separated by single commas, as in -o pid,mode)",
+				arg);
 		for (c = 0; c < NR_COLS; c++)
 			if (strlen(columns[c].name) == n &&
 			    !strncasecmp(p, columns[c].name, n))
