@@ -236,6 +236,7 @@ struct locker {
 	 * (uring_open()); @nop: IORING_OP_NOPs instead of their locks.
 	 */
 	int batch, nop;
+	int shared;		/* K_HLOCK: S instead of X (time_pairs()) */
 	struct io_uring ring;
 	int fds[MAX_BATCH];
 	char paths[MAX_BATCH][16];
@@ -548,11 +549,13 @@ static int64_t time_pairs(struct locker *l, long n)
 		break;
 	case K_HLOCK:
 		for (i = 0; i < n; i++) {
-			int ret = hlock_lock(l->fd, l->obj, HLOCK_X, 0, 0);
+			int ret = hlock_lock(l->fd, l->obj,
+					     l->shared ? HLOCK_S : HLOCK_X, 0, 0);
 
 			if (ret || hlock_unlock(l->fd, l->obj))
-				die("hlock lock+unlock X \"%s\" failed: %s",
-				    l->obj, ret ? strerror(-ret) : "unlock");
+				die("hlock lock+unlock %s \"%s\" failed: %s",
+				    l->shared ? "S" : "X", l->obj,
+				    ret ? strerror(-ret) : "unlock");
 		}
 		break;
 	case K_FLOCK:
@@ -811,6 +814,8 @@ enum { SINGLE, HANDOFF };
 #define C_HELD		(1 << 1)	/* its locker holds many resources */
 #define C_DETECT_OFF	(1 << 2)	/* run with deadlock detection off */
 #define C_NOP		(1 << 3)	/* io_uring: NOPs, the ring's own cost */
+#define C_SHARED	(1 << 4)	/* hlock: S instead of X */
+#define C_ICOUNT	(1 << 5)	/* only in the instruction count run (-I) */
 
 struct cand {
 	const char *what;	/* the row */
@@ -846,6 +851,14 @@ static struct cand cands[] = {
 	     "db/coll", 0),
 	CAND(SINGLE, "hlock X \"a/b/c/d/e/f/g/h\"", "hlock_depth8", K_HLOCK,
 	     "a/b/c/d/e/f/g/h", 0),
+	CAND(SINGLE, "hlock S \"\" (root)", "hlock_root_s", K_HLOCK, "",
+	     C_SHARED | C_ICOUNT),
+	CAND(SINGLE, "hlock S \"db\"", "hlock_db_s", K_HLOCK, "db",
+	     C_SHARED | C_ICOUNT),
+	CAND(SINGLE, "hlock S \"db/coll\"", "hlock_db_coll_s", K_HLOCK,
+	     "db/coll", C_SHARED | C_ICOUNT),
+	CAND(SINGLE, "hlock S \"a/b/c/d/e/f/g/h\"", "hlock_depth8_s",
+	     K_HLOCK, "a/b/c/d/e/f/g/h", C_SHARED | C_ICOUNT),
 	CAND(SINGLE, "hlock X \"db/coll\", stats off",
 	     "hlock_db_coll_nostats", K_HLOCK, "db/coll", C_STATS_OFF),
 	CAND(SINGLE, "hlock X \"db/coll\", holding many",
@@ -908,6 +921,21 @@ static void drop_uring_cands(void)
 
 	for (i = 0; i < nr_cands; i++)
 		if (cands[i].kind != K_URING)
+			cands[n++] = cands[i];
+	nr_cands = n;
+}
+
+/*
+ * The candidates of this run: -I's are section 1's, the S pairs among
+ * them; the others' are all but those.
+ */
+static void pick_cands(int icount)
+{
+	int i, n = 0;
+
+	for (i = 0; i < nr_cands; i++)
+		if (icount ? cands[i].section == SINGLE :
+		    !(cands[i].flags & C_ICOUNT))
 			cands[n++] = cands[i];
 	nr_cands = n;
 }
@@ -980,6 +1008,7 @@ static void cand_setup(struct cand *c, struct locker *l)
 		set_stats(0);
 	if (c->kind == K_URING)
 		uring_open(l, c->batch, c->flags & C_NOP);
+	l->shared = !!(c->flags & C_SHARED);
 	if (!(c->flags & C_HELD))
 		return;
 	for (k = 0; k < opt_held; k++) {
@@ -1196,6 +1225,78 @@ static void sections_1_2(void)
 	       median(r_detect, opt_rounds));
 }
 
+/*
+ * -I: section 1 in a VM whose clock counts guest instructions (vm-run
+ * --icount: 1 ns per instruction), so that "ns" are instructions: figures
+ * the host's load does not move.
+ */
+static void section_icount(void)
+{
+	struct cand *null = cand_by_key(SINGLE, "null_ioctl_pair");
+	struct cand *fl = cand_by_key(SINGLE, "flock_pair");
+	struct cand *plain = cand_by_key(SINGLE, "hlock_db_coll");
+	int i, r;
+
+	for (i = 0; i < nr_cands; i++) {
+		struct cand *c = &cands[i];
+		struct locker l;
+
+		lk_open(&l, c->kind, c->obj);
+		cand_setup(c, &l);
+		c->iters = calibrate(&l, opt_single_ns);
+		cand_teardown(c, &l);
+		lk_close(&l);
+	}
+	for (r = 0; r < opt_rounds; r++) {
+		new_objects();
+		for (i = 0; i < nr_cands; i++)
+			run_cand(&cands[(i + r) % nr_cands], r);
+	}
+	for (i = 0; i < nr_cands; i++) {
+		struct cand *c = &cands[i];
+
+		for (r = 0; r < opt_rounds; r++) {
+			c->xnull[r] = c->ns[r] / null->ns[r];
+			c->xflock[r] = c->ns[r] / fl->ns[r];
+			c->xioctl[r] = c->ns[r] / plain->ns[r];
+		}
+	}
+	printf("\n1. Single operations, uncontended, in guest instructions (the VM's clock\n"
+	       "   counts them: vm-run --icount); median of %d interleaved rounds; the\n"
+	       "   operations and ratios of section 1 of the timed run\n", opt_rounds);
+	printf("%-40s %10s %12s %12s %7s\n", "what", "instr/op", "x null-ioctl",
+	       "x flock", "spread");
+	for (i = 0; i < nr_cands; i++) {
+		struct cand *c = &cands[i];
+
+		printf("%-40s %10.0f", c->what, median(c->ns, opt_rounds));
+		print_ratio(median(c->xnull, opt_rounds));
+		print_ratio(median(c->xflock, opt_rounds));
+		printf(" %6.1f%%\n", spread(c->ns, opt_rounds));
+	}
+	for (i = 0; i < nr_cands; i++) {
+		struct cand *c = &cands[i];
+
+		if (c->kind == K_URING)
+			printf("  %s through io_uring, %2d per submit / a pair by ioctl: %.3f\n",
+			       c->flags & C_NOP ? "2 NOPs" : "a pair", c->batch,
+			       median(c->xioctl, opt_rounds));
+	}
+	for (i = 0; i < nr_cands; i++) {
+		struct cand *c = &cands[i];
+
+		figure("icount.%s.instructions %.0f\n", c->key,
+		       median(c->ns, opt_rounds));
+		figure("icount.%s.x_flock %.3f\n", c->key,
+		       median(c->xflock, opt_rounds));
+		figure("icount.%s.x_null %.3f\n", c->key,
+		       median(c->xnull, opt_rounds));
+		if (c->kind == K_URING)
+			figure("icount.%s.x_ioctl %.3f\n", c->key,
+			       median(c->xioctl, opt_rounds));
+	}
+}
+
 /* --- Section 3: a writer behind overlapping readers ------------------------ */
 
 static void section_3(void)
@@ -1328,8 +1429,9 @@ static void section_4(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: hlock-bench [-S] [-r rounds] [-t ms] [-w ms] [-H held] [-T trials] [-v]\n"
+		"usage: hlock-bench [-S | -I] [-r rounds] [-t ms] [-w ms] [-H held] [-T trials] [-v]\n"
 		"  -S          section 4 (scaling on 2 CPUs) instead of sections 1-3\n"
+		"  -I          section 1 only, with S pairs too, in instructions (vm-run --icount)\n"
 		"  -r rounds   interleaved rounds (sections 1, 2 and 4; default 21, -S 11)\n"
 		"  -t ms       per single-operation candidate and round (default 40)\n"
 		"  -w ms       per handoff or scaling run (default 250, -S 400)\n"
@@ -1353,7 +1455,7 @@ static long num_arg(const char *s, long min, long max)
 
 int main(int argc, char **argv)
 {
-	int scaling = 0, c, r_opt = 0, w_opt = 0;
+	int scaling = 0, icount = 0, c, r_opt = 0, w_opt = 0;
 	struct sigaction sa = { .sa_handler = on_alarm };
 	pthread_rwlockattr_t attr;
 	struct utsname u;
@@ -1364,8 +1466,11 @@ int main(int argc, char **argv)
 	const char *no_uring;
 	int fd;
 
-	while ((c = getopt(argc, argv, "Sr:t:w:H:T:v")) != -1) {
+	while ((c = getopt(argc, argv, "ISr:t:w:H:T:v")) != -1) {
 		switch (c) {
+		case 'I':
+			icount = 1;
+			break;
 		case 'v':
 			opt_verbose = 1;
 			break;
@@ -1391,8 +1496,9 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (icount && scaling))
 		usage();
+	pick_cands(icount);
 	if (r_opt)
 		opt_rounds = opt_scale_rounds = r_opt;
 	if (w_opt)
@@ -1425,21 +1531,24 @@ int main(int argc, char **argv)
 	uname(&u);
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&t));
 	printf("hlock-bench%s on Linux %s, %ld CPUs, %s%s\n",
-	       scaling ? " -S" : "", u.release, sysconf(_SC_NPROCESSORS_ONLN),
-	       date, sfs.f_type == TMPFS_MAGIC ? "" :
+	       scaling ? " -S" : icount ? " -I" : "", u.release,
+	       sysconf(_SC_NPROCESSORS_ONLN), date, sfs.f_type == TMPFS_MAGIC ? "" :
 	       " (" LOCK_DIR " is not tmpfs)");
 	if (no_uring && !scaling)
 		printf("(no io_uring rows: %s)\n", no_uring);
 
 	if (scaling) {
 		section_4();
+	} else if (icount) {
+		section_icount();
 	} else {
 		sections_1_2();
 		section_3();
 	}
 	remove_objects();
-	figure("%s.kernel %s\n", scaling ? "scaling" : "main", u.release);
-	figure("%s.seconds %.1f\n", scaling ? "scaling" : "main",
+	figure("%s.kernel %s\n", scaling ? "scaling" : icount ? "icount" : "main",
+	       u.release);
+	figure("%s.seconds %.1f\n", scaling ? "scaling" : icount ? "icount" : "main",
 	       (double)(now_ns() - start) / NSEC);
 	printf("\n%s", figures);
 	return 0;
