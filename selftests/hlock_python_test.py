@@ -5,7 +5,7 @@
 # Debian's python3, in the VM:
 #
 #   scripts/vm-run --rootfs build/selftests/python-root \
-#	selftests/hlock_python_test.py
+#       selftests/hlock_python_test.py
 #
 # (build/selftests/python-root, from scripts/python-root: the interpreter,
 # the standard library modules these tests use, the hlock package and
@@ -412,7 +412,7 @@ async def asyncio_body():
         t = asyncio.ensure_future(a.lock_async("py9/c", "X"))
         while waiting(a, "py9/c") < 1:
             await asyncio.sleep(0.005)
-        e = raises(hlock.DeadlockError, b.lock, "py9/b", "X")
+        raises(hlock.DeadlockError, b.lock, "py9/b", "X")
         b.unlock("py9/c")
         hc = await asyncio.wait_for(t, GUARD)
         check(a.held("py9/c") == Mode.X, "granted after the release")

@@ -186,9 +186,13 @@ _HINTS: Dict[Tuple[str, int], str] = {
 }
 
 
+# Where the C library's text speaks of something else.
+_STRERROR = {errno.ETIMEDOUT: "Timed out"}
+
+
 def _error(err: int, call: str, path: Optional[bytes] = None) -> OSError:
     """The exception for errno *err* of *call* on *path*."""
-    msg = os.strerror(err)
+    msg = _STRERROR.get(err) or os.strerror(err)
     hint = _HINTS.get((call, err))
     msg = "hlock %s: %s" % (call, msg) + (" (%s)" % hint if hint else "")
     name = None if path is None else os.fsdecode(path) if path else '""'
@@ -219,8 +223,11 @@ def check_path(path: PathLike) -> bytes:
         return raw
 
     def bad(why: str) -> ValueError:
-        return ValueError("hlock: invalid resource path %r: %s"
-                          % (path, why))
+        shown = repr(path)
+        if len(shown) > 60:
+            shown = shown[:40] + "..." + shown[-12:]
+        return ValueError("hlock: invalid resource path %s: %s"
+                          % (shown, why))
 
     if b"\0" in raw:
         raise bad("it contains a NUL byte")
@@ -613,7 +620,7 @@ class Locker:
     def _call(self, call: str, fn: str, path: Optional[bytes],
               *args: object) -> int:
         self._check_open()
-        ret = getattr(self._lib, fn)(self._fd, *args)
+        ret: int = getattr(self._lib, fn)(self._fd, *args)
         if ret < 0:
             raise _error(-ret, call, path)
         return ret
@@ -775,8 +782,12 @@ class Locker:
         try:
             while True:
                 ready = loop.create_future()
-                loop.add_reader(fd, lambda: ready.done() or
-                                ready.set_result(None))
+
+                def wake(ready: "asyncio.Future[None]" = ready) -> None:
+                    if not ready.done():
+                        ready.set_result(None)
+
+                loop.add_reader(fd, wake)
                 try:
                     if deadline.ns < 0:
                         await ready
