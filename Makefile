@@ -25,8 +25,9 @@
 #                     lib/libhlock.so, in build/tools-shared/
 #   make install      everything under DESTDIR/PREFIX
 #   make deb          the Debian packages hlock-dkms, libhlock1,
-#                     libhlock-dev and hlock-tools, in build/deb/, checked
-#                     by lintian; see scripts/deb (scripts/vm-deb tests them)
+#                     libhlock-dev, hlock-tools and python3-hlock, in
+#                     build/deb/, checked by lintian; see scripts/deb
+#                     (scripts/vm-deb tests them)
 #   make man-version  write lib/VERSION into the man pages
 #   make dkms-install the module through the system's DKMS, for KREL (a
 #                     list; default the running kernel), as root; see
