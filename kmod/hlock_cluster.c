@@ -64,6 +64,11 @@
 #include <linux/workqueue.h>
 
 #include "hlock_internal.h"
+#include "hlock_cluster.h"
+#include "hlock_locker.h"
+#include "hlock_lvb.h"
+#include "hlock_ns.h"
+#include "hlock_space.h"
 #include "hlock_test.h"
 
 /* Kinds of DLM resource names (their first byte). */

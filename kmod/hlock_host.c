@@ -29,6 +29,13 @@
 #include <linux/timekeeping.h>
 
 #include "hlock_internal.h"
+#include "hlock_cluster.h"
+#include "hlock_lease.h"
+#include "hlock_locker.h"
+#include "hlock_lvb.h"
+#include "hlock_main.h"
+#include "hlock_space.h"
+#include "hlock_stats.h"
 
 /* The kernel's clocks and the grant policy (hlock_main.c's parameter). */
 

@@ -21,6 +21,9 @@
 #include <linux/wait_bit.h>
 
 #include "hlock_internal.h"
+#include "hlock_locker.h"
+#include "hlock_ns.h"
+#include "hlock_space.h"
 
 static struct hl_file *hl_kfile(struct hlock_locker *lk)
 {

@@ -38,6 +38,9 @@
 #include <linux/workqueue.h>
 
 #include "hlock_internal.h"
+#include "hlock_lease.h"
+#include "hlock_locker.h"
+#include "hlock_stats.h"
 #include "hlock_test.h"
 #include "hlock_trace.h"
 

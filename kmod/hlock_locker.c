@@ -25,7 +25,15 @@
 #include <linux/xarray.h>
 
 #include "hlock_internal.h"
+#include "hlock_cluster.h"
+#include "hlock_lease.h"
+#include "hlock_locker.h"
+#include "hlock_ns.h"
+#include "hlock_space.h"
+#include "hlock_stats.h"
 #include "hlock_test.h"
+#include "hlock_ticket.h"
+#include "hlock_uring.h"
 #include "hlock_trace.h"
 
 /* Requests close releases between two looks at the scheduler. */

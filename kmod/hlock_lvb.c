@@ -34,6 +34,9 @@
 #include <linux/wait.h>
 
 #include "hlock_internal.h"
+#include "hlock_cluster.h"
+#include "hlock_lvb.h"
+#include "hlock_space.h"
 
 /**
  * struct hl_lvb - The lock value block of a resource.

@@ -23,6 +23,19 @@
 #include <linux/uaccess.h>
 
 #include "hlock_internal.h"
+#include "hlock_cluster.h"
+#include "hlock_lease.h"
+#include "hlock_locker.h"
+#include "hlock_lvb.h"
+#include "hlock_main.h"
+#include "hlock_ns.h"
+#include "hlock_space.h"
+#include "hlock_stats.h"
+#include "hlock_table.h"
+#include "hlock_ticket.h"
+#include "hlock_uring.h"
+#include "hlock_why.h"
+#include "hlock_yield.h"
 
 /* Paths up to this long are copied on the stack. */
 #define HL_SHORT_PATH	127

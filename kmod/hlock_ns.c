@@ -36,6 +36,9 @@
 #include <linux/xarray.h>
 
 #include "hlock_internal.h"
+#include "hlock_cluster.h"
+#include "hlock_ns.h"
+#include "hlock_space.h"
 
 /* Live spaces by the inode number of their IPC namespace. */
 static DEFINE_XARRAY(hl_nss);

@@ -26,6 +26,10 @@
 #include <linux/string.h>
 
 #include "hlock_internal.h"
+#include "hlock_cluster.h"
+#include "hlock_lvb.h"
+#include "hlock_ns.h"
+#include "hlock_space.h"
 #include "hlock_test.h"
 
 /* Resources the table may hold before the first reclaim. */

@@ -17,6 +17,9 @@
 #include <linux/string.h>
 
 #include "hlock_internal.h"
+#include "hlock_lease.h"
+#include "hlock_locker.h"
+#include "hlock_stats.h"
 
 #define CREATE_TRACE_POINTS
 #include "hlock_trace.h"

@@ -25,7 +25,14 @@
 #include <linux/xarray.h>
 
 #include "hlock_internal.h"
+#include "hlock_cluster.h"
+#include "hlock_lease.h"
+#include "hlock_locker.h"
+#include "hlock_ns.h"
+#include "hlock_space.h"
+#include "hlock_table.h"
 #include "hlock_test.h"
+#include "hlock_ticket.h"
 
 /* Records between two looks at the scheduler. */
 #define HL_TABLE_BATCH	64

@@ -38,6 +38,8 @@
 #include <linux/string.h>
 
 #include "hlock_internal.h"
+#include "hlock_locker.h"
+#include "hlock_ticket.h"
 
 /* Largest pool a parameter may set (MongoDB's default is 128). */
 #define HL_TICKETS_MAX		INT_MAX

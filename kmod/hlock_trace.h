@@ -15,6 +15,7 @@
 #include <linux/tracepoint.h>
 
 #include "hlock_internal.h"
+#include "hlock_space.h"
 
 #define hlock_show_mode(m)						\
 	__print_symbolic(m, { 0, "NL" }, { 1, "IS" }, { 2, "IX" },	\

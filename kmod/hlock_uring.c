@@ -52,6 +52,8 @@
 #endif
 
 #include "hlock_internal.h"
+#include "hlock_locker.h"
+#include "hlock_uring.h"
 
 /* Paths up to this long are read onto the stack. */
 #define HL_RING_SHORT_PATH	128

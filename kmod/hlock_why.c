@@ -25,6 +25,9 @@
 #include <linux/uaccess.h>
 
 #include "hlock_internal.h"
+#include "hlock_cluster.h"
+#include "hlock_space.h"
+#include "hlock_why.h"
 
 /*
  * Copy the argument of an ioctl of this file into @args, a structure with

@@ -26,6 +26,11 @@
 #include <linux/slab.h>
 
 #include "hlock_internal.h"
+#include "hlock_locker.h"
+#include "hlock_space.h"
+#include "hlock_stats.h"
+#include "hlock_ticket.h"
+#include "hlock_yield.h"
 #include "hlock_trace.h"
 
 /* Requests looked at between two looks at the scheduler. */

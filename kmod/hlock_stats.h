@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hlock_stats.c: statistics, the slow-wait log and the tracepoints.
+ */
+#ifndef _HLOCK_STATS_H
+#define _HLOCK_STATS_H
+
+#include <linux/compiler.h>
+#include <linux/percpu.h>
+#include <linux/types.h>
+
+struct hl_file;
+struct hl_locker;
+struct hl_ns;
+struct hl_req;
+struct hlock_stats;
+
+/* Blockers the slow-wait log names. */
+#define HL_SLOW_PIDS	4
+/* hl_file.wait_level before the operation waited. */
+#define HL_NO_WAIT	UINT_MAX
+
+extern bool hl_stats_on;
+void hl_stats_sum(struct hl_ns *ns, struct hlock_stats *st);
+void hl_slow_log(struct hl_file *f);
+void hl_gave_up(struct hl_file *f, unsigned int mode, int ret);
+void hl_note_cancel(struct hl_file *f, unsigned int why);
+void hl_trace_request(struct hl_file *f, unsigned int mode,
+		      unsigned int flags, s64 timeout_ns);
+void hl_stats_acquire(struct hl_locker *lk, unsigned int level,
+		      unsigned int mode);
+void hl_stats_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
+		   const struct hl_req *req);
+void hl_stats_granted(struct hl_locker *lk, unsigned int level,
+		      unsigned int mode, bool waited);
+void hl_stats_withdrawn(struct hl_locker *lk, unsigned int level,
+			unsigned int mode);
+void hl_stats_convert(struct hl_req *req, unsigned int target);
+void hl_stats_release(struct hl_req *req);
+void hl_stats_deadlock(struct hl_locker *lk, unsigned int level,
+		       unsigned int mode);
+
+/* Add @n to one statistic of @f (its lock held) and of its lock space. */
+#define hl_stat_add(f, field, n)					\
+	do {								\
+		if (READ_ONCE(hl_stats_on)) {				\
+			(f)->stats.field += (n);			\
+			this_cpu_add((f)->ns->stats->field, (n));	\
+		}							\
+	} while (0)
+
+#endif /* _HLOCK_STATS_H */
