@@ -30,7 +30,8 @@
  *                     (hlock_lease.h)
  *   hlock_lvb.c       lock value blocks and blocking notifications
  *                     (hlock_lvb.h)
- *   hlock_kapi.c      the in-kernel API (include/hlock_kernel.h)
+ *   hlock_kapi.c      the in-kernel API (include/hlock_kernel.h; a kernel
+ *                     locker's state in hlock_kapi.h)
  *   hlock_cluster.c   cluster lock spaces on the kernel's DLM
  *                     (hlock_cluster.h)
  *   hlock_main.c      the device, its ioctls, module parameters, init
@@ -65,10 +66,13 @@
 #include "hlock_core.h"
 #include "include/hlock_kernel.h"
 /* The per-locker state of the features, embedded in struct hl_file. */
+#include "hlock_kapi.h"
 #include "hlock_lease.h"
+#include "hlock_lvb.h"
 #include "hlock_stats.h"
 #include "hlock_ticket.h"
 #include "hlock_uring.h"
+#include "hlock_yield.h"
 
 /**
  * struct hl_res - A resource: its lock head and its name.
@@ -170,40 +174,21 @@ struct hl_path {
  * @lk: The locker (hlock_core).
  * @ns: Its lock space, that of the IPC namespace it was opened in.
  * @root: The root of @ns.
- * @may_jump: The opener had CAP_SYS_NICE in the user namespace owning @ns:
- *	the locker may ask to jump queues, and its root S, SIX and X do.
  * @lock: The locker lock: protects @lk and the fields below but for
  *	@ref, @wq and @granted; @gen is written under it and read without.
- * @ref: References: the file, and continuations due (hl_grant_notify()).
- * @id: Its index in ns->lockers, for the lock table.
  * @wq: Where the locker's waiters and pollers sleep.
- * @granted: Set when the operation in flight is done (granted or failed)
- *	while waiting; read without the lock by poll.
  * @gen: Generation of the operation slot: bumped, with a wake-up of @wq,
  *	on every transition a sleeper may wait for (granted, collected or
  *	withdrawn).  Sleepers wait for it to move, then look again under
  *	the lock: a flag could be set and cleared again while they sleep.
+ * @granted: Set when the operation in flight is done (granted or failed)
+ *	while waiting; read without the lock by poll.
  * @wake: @gen moved: wake @wq once the lock is dropped.
  * @async: The operation in flight was queued with HLOCK_F_ASYNC; only
  *	such an operation can be collected by HLOCK_IOC_WAIT or cancelled by
  *	HLOCK_IOC_UNLOCK.
- * @yielding: A yield (hlock_yield.c) is between its release and the end
- *	of its re-acquisition: lock calls of tasks other than @yielder
- *	(io_uring's included), unlock, downgrade and yield fail with EBUSY
- *	meanwhile.  Next to the fields every lock call reads, in what was
- *	padding; @yielder is read only while it is set.
- * @owner: The process of the last lock call (thread group leader's pid);
- *	RCU-protected, for the lock tables of other lockers.
- * @proc_owner: With HLOCK_OWNER_PROCESS, the process the locks belong to
- *	(a reference to its thread group's pid), NULL when they belong to
- *	the file; under @lock.
- * @comm: Its command name then.
- * @stats: The locker's statistics.
- * @wait_start: hl_clock() when the waiting level began to wait.
- * @waited: Time the operation in flight has waited so far.
- * @wait_level: Level of its first wait, HL_NO_WAIT before one.
- * @nr_slow: Entries in @slow_pids.
- * @slow_pids: Holders that blocked its first wait, for the slow-wait log.
+ * @may_jump: The opener had CAP_SYS_NICE in the user namespace owning @ns:
+ *	the locker may ask to jump queues, and its root S, SIX and X do.
  * @last_path: @path is that of the last lock collected, whose target is
  *	lk.last while the locker holds it.
  * @heads_nr: Levels of @path whose resources are in lk.op.heads.  They
@@ -211,62 +196,69 @@ struct hl_path {
  *	since @heads_gen (hl_space_gen()): a lock call finds them there
  *	instead of looking them up again.
  * @heads_gen: The generation before they were looked up.
+ * @owner: The process of the last lock call (thread group leader's pid);
+ *	RCU-protected, for the lock tables of other lockers.
+ * @comm: Its command name then.
+ * @yield: Its yield (hlock_yield.c): every lock call looks whether one is
+ *	on.
+ * @tk: Its ticket (hlock_ticket.c); only limited pools use it, but every
+ *	lock call looks at its state.
+ * @slow: The waits of the operation in flight (hlock_stats.c).
  * @path: The path of the operation in flight or of the last one, parsed.
  * @pathbuf: That path, NUL-terminated.
+ * @stats: The locker's statistics (hlock_stats.c).
+ * @leases: Its leases (HLOCK_FEAT_LEASE, hlock_lease.c).
+ * @ref: References: the file, and continuations due (hl_grant_notify()).
+ * @id: Its index in ns->lockers, for the lock table.
+ * @proc_owner: With HLOCK_OWNER_PROCESS, the process the locks belong to
+ *	(a reference to its thread group's pid), NULL when they belong to
+ *	the file.
  * @why: The locker's description (HLOCK_IOC_DESCRIBE), NUL-terminated
  *	and zero-padded; empty when it has none.
- * @ring: Its lock in flight through io_uring, if any; under @lock.  Last:
- *	only ring locks use it, and the fields every lock call uses keep
- *	their places.
- * @yielder: Under @lock, while @yielding, the task that yields.
- * @tk: Its ticket; only limited pools use it.
- * @leases: Its leases (HLOCK_FEAT_LEASE), under @lock.
- * @kdone: A kernel locker's asynchronous call in flight: what to call
- *	when it ends (hlock_kapi.c); under @lock.
- * @kdata: The pointer to call it with.
- * @kcalls: Completions taken out of the slot and not yet called: a kernel
- *	locker is destroyed only once none is left.
- * @events: HL_EVENT_*_BIT, atomic: BLOCKING set under a head lock by
- *	hl_note_blocking() while WANT is, cleared by HLOCK_IOC_EVENTS; read
- *	by poll.
+ * @ring: Its lock in flight through io_uring, if any (hlock_uring.c).
+ * @kapi: A kernel locker's asynchronous call (hlock_kapi.c).
+ * @events: The events it polls for (hlock_lvb.c).
+ *
+ * The fields every lock call reads or writes come first, from @lk to
+ * @pathbuf, whose first bytes share @path's last cache line: from @ns to
+ * there about 260 bytes, the rest of @lk's last cache line and four more.
+ * Then the statistics each level of a lock call counts (@stats), and
+ * @leases, whose first fields every lock call looks at (one cache line).
+ * Last what a lock call does not touch: a feature a locker does not use
+ * costs the lock path no cache line but these.  A feature's fields are in
+ * its own structure, declared in its header, under @lock unless it says
+ * otherwise.
  */
 struct hl_file {
 	struct hl_locker lk;
 	struct hl_ns *ns;
 	struct hl_head *root;
-	bool may_jump;
 	struct mutex lock;
-	refcount_t ref;
-	u32 id;
 	wait_queue_head_t wq;
-	bool granted;
 	unsigned int gen;
+	bool granted;
 	bool wake;
 	bool async;
-	bool yielding;
-	struct pid __rcu *owner;
-	struct pid *proc_owner;
-	char comm[HLOCK_COMM_LEN];
-	struct hlock_stats stats;
-	u64 wait_start;
-	u64 waited;
-	unsigned int wait_level;
-	unsigned int nr_slow;
-	pid_t slow_pids[HL_SLOW_PIDS];
+	bool may_jump;
 	bool last_path;
 	unsigned int heads_nr;
 	unsigned long heads_gen;
+	struct pid __rcu *owner;
+	char comm[HLOCK_COMM_LEN];
+	struct hl_yield_state yield;
+	struct hl_ticket tk;
+	struct hl_slow slow;
 	struct hl_path path;
 	char pathbuf[HLOCK_PATH_MAX + 1];
+	struct hlock_stats stats;
+	struct hl_leases leases;
+	refcount_t ref;
+	u32 id;
+	struct pid *proc_owner;
 	char why[HLOCK_WHY_LEN];
 	struct hl_ring ring;
-	struct task_struct *yielder;
-	struct hl_ticket tk;
-	struct hl_leases leases;
-	hlock_done_fn kdone;
-	void *kdata;
-	atomic_t kcalls;
-	unsigned long events;
+	struct hl_kapi kapi;
+	struct hl_events events;
 };
 
 /*

@@ -7,7 +7,7 @@
  * ioctls, with the path a kernel string.  Two things only kernel lockers
  * have: a blocking call may sleep killable or uninterruptible (its own
  * way, passed down to hl_lock_call(): threads may share a locker), and an
- * asynchronous call ends by calling back (hl_file.kdone)
+ * asynchronous call ends by calling back (hl_file.kapi.done)
  * from whichever thread grants or withdraws it, as a lock through io_uring
  * ends by posting its completion.
  */
@@ -21,6 +21,7 @@
 #include <linux/wait_bit.h>
 
 #include "hlock_internal.h"
+#include "hlock_kapi.h"
 #include "hlock_locker.h"
 #include "hlock_ns.h"
 #include "hlock_space.h"
@@ -95,7 +96,7 @@ void hlock_locker_destroy(struct hlock_locker *lk)
 	/* Keep it to wait on: the release drops the creator's reference. */
 	refcount_inc(&f->ref);
 	hl_file_release(f);
-	wait_var_event(&f->kcalls, !atomic_read(&f->kcalls));
+	wait_var_event(&f->kapi.calls, !atomic_read(&f->kapi.calls));
 	hl_file_put(f);
 }
 EXPORT_SYMBOL_GPL(hlock_locker_destroy);
@@ -192,17 +193,17 @@ int hlock_kernel_lock_async(struct hlock_locker *lk, const char *path,
 		return -EINVAL;
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	if (f->kdone) {
+	if (f->kapi.done) {
 		ret = -EBUSY;
 	} else {
 		/* Set first: a grant's continuation needs the lock to run. */
-		f->kdone = done;
-		f->kdata = data;
+		f->kapi.done = done;
+		f->kapi.data = data;
 		ret = hl_lock_call(f, path, len, mode, flags | HLOCK_F_ASYNC,
 				   -1, 0, 0, TASK_INTERRUPTIBLE, &g);
 		if (ret != -EINPROGRESS) {
-			f->kdone = NULL;
-			f->kdata = NULL;
+			f->kapi.done = NULL;
+			f->kapi.data = NULL;
 		}
 	}
 	hl_file_unlock(f);

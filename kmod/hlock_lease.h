@@ -66,16 +66,17 @@ struct hl_lease {
  * @timer: Fires at the earliest expiry of @held.
  * @work: Expires and takes over leases in process context.
  *
- * Under the locker lock, but for @nr_stale's reads.
+ * Under the locker lock, but for @nr_stale's reads.  Every lock call
+ * looks at @held, @want and @deferred: they come first.
  */
 struct hl_leases {
 	struct list_head held;
-	struct list_head stale;
-	unsigned int nr_stale;
 	s64 want;
-	struct hl_lease *spare;
-	bool taking;
 	bool deferred;
+	bool taking;
+	unsigned int nr_stale;
+	struct list_head stale;
+	struct hl_lease *spare;
 	unsigned long taken;
 	struct hrtimer timer;
 	struct work_struct work;

@@ -312,14 +312,14 @@ static struct io_uring_cmd *hl_ring_take(struct hl_file *f,
 static hlock_done_fn hl_kdone_take(struct hl_file *f, struct hl_grants *g,
 				   void **data)
 {
-	hlock_done_fn done = f->kdone;
+	hlock_done_fn done = f->kapi.done;
 
 	lockdep_assert_held(&f->lock);
-	*data = f->kdata;
-	f->kdone = NULL;
-	f->kdata = NULL;
+	*data = f->kapi.data;
+	f->kapi.done = NULL;
+	f->kapi.data = NULL;
 	/* Destroying the locker waits for this call (hlock_kapi.c). */
-	atomic_inc(&f->kcalls);
+	atomic_inc(&f->kapi.calls);
 	hl_op_clear(f, g);
 	return done;
 }
@@ -329,8 +329,8 @@ static void hl_kdone_call(struct hl_file *f, hlock_done_fn done, void *data,
 			  int res)
 {
 	done(container_of(f, struct hlock_locker, f), res, data);
-	if (atomic_dec_and_test(&f->kcalls))
-		wake_up_var(&f->kcalls);
+	if (atomic_dec_and_test(&f->kapi.calls))
+		wake_up_var(&f->kapi.calls);
 }
 
 /*
@@ -357,7 +357,7 @@ static bool hl_slot_end_take(struct hl_file *f, struct hl_grants *g,
 	e->done = NULL;
 	if (f->ring.cmd)
 		e->cmd = hl_ring_take(f, g);
-	else if (f->kdone)
+	else if (f->kapi.done)
 		e->done = hl_kdone_take(f, g, &e->data);
 	else
 		return false;
@@ -577,7 +577,7 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 
 	lockdep_assert_held(&f->lock);
 	/* A yield owns the locker until everything is back (hl_do_yield()). */
-	if (unlikely(f->yielding) && f->yielder != current)
+	if (unlikely(f->yield.on) && f->yield.task != current)
 		return -EBUSY;
 	/* Only the privileged jump queues (hl_file_open()). */
 	if (flags & (HLOCK_F_FRONT | HLOCK_F_COMPAT_FIRST) && !f->may_jump)
@@ -602,8 +602,8 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 	if (!ret)
 		ret = hl_lease_prepare(f, lease_ns);
 	if (!ret) {
-		f->waited = 0;
-		f->wait_level = HL_NO_WAIT;
+		f->slow.waited = 0;
+		f->slow.level = HL_NO_WAIT;
 		ret = hl_file_ticket_take(f, mode, try);
 		if (!ret)
 			ret = hl_op_start(lk, g);
@@ -959,7 +959,7 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		goto out_unlock;
 	}
 	/* A yield owns the locker until everything is back. */
-	if (f->yielding && op != HLOCK_IOC_HELD && op != HLOCK_IOC_BLOCKING) {
+	if (f->yield.on && op != HLOCK_IOC_HELD && op != HLOCK_IOC_BLOCKING) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
@@ -1062,13 +1062,13 @@ struct hl_file *hl_file_new(struct hl_ns *ns)
 	mutex_init(&f->lock);
 	refcount_set(&f->ref, 1);
 	init_waitqueue_head(&f->wq);
-	atomic_set(&f->kcalls, 0);
+	atomic_set(&f->kapi.calls, 0);
 	hl_ring_init(f);
 	INIT_LIST_HEAD(&f->tk.node);
 	hl_lease_init(f);
 	RCU_INIT_POINTER(f->owner, get_pid(task_tgid(current)));
 	get_task_comm(f->comm, current);
-	f->wait_level = HL_NO_WAIT;
+	f->slow.level = HL_NO_WAIT;
 	/* The path of no call yet: the root, parsed (hl_file_path()). */
 	hl_path_parse(&f->path, f->pathbuf, 0);
 	ret = xa_alloc(&f->ns->lockers, &f->id, f, xa_limit_32b,
@@ -1217,7 +1217,7 @@ void hl_file_owner_exit(struct hl_file *f)
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
 	owner = f->proc_owner;
-	if (!owner || owner != task_tgid(current) || f->yielding ||
+	if (!owner || owner != task_tgid(current) || f->yield.on ||
 	    (lk->op.state != HL_OP_IDLE && !f->async && !f->ring.cmd)) {
 		mutex_unlock(&f->lock);
 		return;

@@ -266,9 +266,9 @@ void hl_event_blocking(struct hl_req *holder)
 	struct hl_file *f = hl_file_of(holder->locker);
 
 	lockdep_assert_held(&holder->head->lock);
-	if (!test_bit(HL_EVENT_WANT_BIT, &f->events))
+	if (!test_bit(HL_EVENT_WANT_BIT, &f->events.bits))
 		return;
-	if (!test_and_set_bit(HL_EVENT_BLOCKING_BIT, &f->events))
+	if (!test_and_set_bit(HL_EVENT_BLOCKING_BIT, &f->events.bits))
 		wake_up_interruptible_poll(&f->wq, EPOLLPRI);
 }
 
@@ -299,7 +299,7 @@ void hl_event_lost(struct hl_req *holder)
 unsigned int hl_file_events(struct hl_file *f)
 {
 	return (READ_ONCE(f->leases.nr_stale) ? HLOCK_EVENT_STALE : 0) |
-	       (test_bit(HL_EVENT_BLOCKING_BIT, &f->events) ?
+	       (test_bit(HL_EVENT_BLOCKING_BIT, &f->events.bits) ?
 		HLOCK_EVENT_BLOCKING : 0) |
 	       (f->ns->cl && hl_cluster_lost(f->ns->cl) ? HLOCK_EVENT_LOST : 0);
 }
@@ -332,17 +332,17 @@ long hl_ioctl_events(struct hl_file *f, size_t usize, void __user *uarg)
 		return -EINVAL;
 	if (args.flags & HLOCK_EVENTS_F_WANT) {
 		if (args.want)
-			set_bit(HL_EVENT_WANT_BIT, &f->events);
-		else if (test_and_clear_bit(HL_EVENT_WANT_BIT, &f->events))
-			clear_bit(HL_EVENT_BLOCKING_BIT, &f->events);
+			set_bit(HL_EVENT_WANT_BIT, &f->events.bits);
+		else if (test_and_clear_bit(HL_EVENT_WANT_BIT, &f->events.bits))
+			clear_bit(HL_EVENT_BLOCKING_BIT, &f->events.bits);
 	}
 	events = hl_file_events(f) & (HLOCK_EVENT_STALE | HLOCK_EVENT_LOST);
-	if (test_and_clear_bit(HL_EVENT_BLOCKING_BIT, &f->events))
+	if (test_and_clear_bit(HL_EVENT_BLOCKING_BIT, &f->events.bits))
 		events |= HLOCK_EVENT_BLOCKING;
 	if (put_user(events, &u->events)) {
 		/* Not seen: still pending. */
 		if (events & HLOCK_EVENT_BLOCKING)
-			set_bit(HL_EVENT_BLOCKING_BIT, &f->events);
+			set_bit(HL_EVENT_BLOCKING_BIT, &f->events.bits);
 		return -EFAULT;
 	}
 	return 0;

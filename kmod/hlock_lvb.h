@@ -13,9 +13,19 @@ struct hl_file;
 struct hl_req;
 struct hl_res;
 
-/* Bits of hl_file.events: HLOCK_EVENT_BLOCKING pending, and asked for. */
+/* Bits of hl_events.bits: HLOCK_EVENT_BLOCKING pending, and asked for. */
 #define HL_EVENT_BLOCKING_BIT	0
 #define HL_EVENT_WANT_BIT	1
+
+/**
+ * struct hl_events - The events a locker polls for (HLOCK_IOC_EVENTS).
+ * @bits: HL_EVENT_*_BIT, atomic: BLOCKING set under a head lock by
+ *	hl_note_blocking() while WANT is, cleared by HLOCK_IOC_EVENTS; read
+ *	by poll.
+ */
+struct hl_events {
+	unsigned long bits;
+};
 
 void hl_lvb_free(struct hl_res *r);
 int hl_lvb_prepare(struct hl_res *r);

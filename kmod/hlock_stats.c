@@ -65,8 +65,8 @@ static void hl_note_blockers(struct hl_file *f, unsigned int level,
 	struct hl_blockers b = { .max = HL_SLOW_PIDS };
 	unsigned int i, j;
 
-	f->wait_level = level;
-	f->nr_slow = 0;
+	f->slow.level = level;
+	f->slow.nr = 0;
 	hl_head_blockers(req->head, req, &b);
 	for (i = 0; i < b.named; i++) {
 		const struct hl_req *o = b.reqs[i];
@@ -76,10 +76,10 @@ static void hl_note_blockers(struct hl_file *f, unsigned int level,
 		if (o->state == HL_WAITING)
 			continue;
 		pid = hl_pid(hl_file_of(o->locker));
-		for (j = 0; j < f->nr_slow && f->slow_pids[j] != pid; j++)
+		for (j = 0; j < f->slow.nr && f->slow.pids[j] != pid; j++)
 			;
-		if (j == f->nr_slow)
-			f->slow_pids[f->nr_slow++] = pid;
+		if (j == f->slow.nr)
+			f->slow.pids[f->slow.nr++] = pid;
 	}
 }
 
@@ -97,9 +97,9 @@ void hl_stats_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 {
 	struct hl_file *f = hl_file_of(lk);
 
-	f->wait_start = hl_clock();
+	f->slow.wait_start = hl_clock();
 	hl_stat_add(f, level[hl_stat_level(level)].wait_count[mode], 1);
-	if (f->wait_level == HL_NO_WAIT)
+	if (f->slow.level == HL_NO_WAIT)
 		hl_note_blockers(f, level, req);
 	trace_hlock_wait(hl_pid(f), req->head, mode);
 }
@@ -108,9 +108,9 @@ void hl_stats_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 static void hl_note_waited(struct hl_file *f, unsigned int level,
 			   unsigned int mode, u64 now)
 {
-	u64 ns = now - f->wait_start;
+	u64 ns = now - f->slow.wait_start;
 
-	f->waited += ns;
+	f->slow.waited += ns;
 	hl_stat_add(f, level[hl_stat_level(level)].wait_time_ns[mode], ns);
 }
 
@@ -257,18 +257,18 @@ void hl_slow_log(struct hl_file *f)
 	char pids[HL_SLOW_PIDS * 12] = "";
 	unsigned int i, n = 0;
 
-	if (!ms || f->waited < ms * NSEC_PER_MSEC)
+	if (!ms || f->slow.waited < ms * NSEC_PER_MSEC)
 		return;
-	for (i = 0; i < f->nr_slow; i++)
+	for (i = 0; i < f->slow.nr; i++)
 		n += scnprintf(pids + n, sizeof(pids) - n, "%s%d",
-			       i ? ", " : "", f->slow_pids[i]);
+			       i ? ", " : "", f->slow.pids[i]);
 	lockdep_assert_held(&f->lock);
 	/* Users choose paths, command names and descriptions: escape them. */
 	pr_info_ratelimited("slow wait: pid %d (%*pE) waited %llu ms for %s on \"%*pE\" (queued at level %u); held by pids %s when the wait began; why \"%*pE\"\n",
 			    hl_pid(f), (int)strnlen(f->comm, sizeof(f->comm)),
-			    f->comm, div_u64(f->waited, NSEC_PER_MSEC),
+			    f->comm, div_u64(f->slow.waited, NSEC_PER_MSEC),
 			    hl_mode_name(f->lk.op.mode),
-			    (int)strlen(f->pathbuf), f->pathbuf, f->wait_level,
+			    (int)strlen(f->pathbuf), f->pathbuf, f->slow.level,
 			    n ? pids : "(none)",
 			    (int)strnlen(f->why, sizeof(f->why)), f->why);
 }

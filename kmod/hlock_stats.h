@@ -17,8 +17,28 @@ struct hlock_stats;
 
 /* Blockers the slow-wait log names. */
 #define HL_SLOW_PIDS	4
-/* hl_file.wait_level before the operation waited. */
+/* hl_slow.level before the operation waited. */
 #define HL_NO_WAIT	UINT_MAX
+
+/**
+ * struct hl_slow - The waits of a locker's operation in flight, for the
+ *	statistics, the lock table and the slow-wait log.
+ * @waited: Time it has waited so far; reset by every lock call.
+ * @level: Level of its first wait, HL_NO_WAIT before one; reset by every
+ *	lock call.
+ * @wait_start: hl_clock() when the waiting level began to wait.
+ * @nr: Entries in @pids.
+ * @pids: Holders that blocked its first wait.
+ *
+ * Under the locker lock.
+ */
+struct hl_slow {
+	u64 waited;
+	unsigned int level;
+	unsigned int nr;
+	u64 wait_start;
+	pid_t pids[HL_SLOW_PIDS];
+};
 
 extern bool hl_stats_on;
 void hl_stats_sum(struct hl_ns *ns, struct hlock_stats *st);

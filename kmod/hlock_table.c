@@ -189,7 +189,7 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 			rec->convert_mode = req->convert;
 			hl_head_blockers(req->head, req, &b);
 			hl_rec_blockers(rec, &b, s->ns);
-			rec->wait_ns = s->now - f->wait_start;
+			rec->wait_ns = s->now - f->slow.wait_start;
 		}
 		hl_head_unlock(req->head);
 	} else {
@@ -232,7 +232,7 @@ static int hl_snap_file(struct hl_snap *s, struct hl_file *f)
 	mutex_lock(&f->lock);
 	/*
 	 * Read under the lock its wait and grant times are set under
-	 * (f->wait_start, hl_req.since), so never before them: a clock read
+	 * (f->slow.wait_start, hl_req.since), so never before them: a clock read
 	 * once for the whole walk came before the times of a wait or grant
 	 * made while the walk got to the locker, and wait_ns and held_ns
 	 * wrapped to about 2^64 ns.

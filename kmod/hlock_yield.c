@@ -224,7 +224,7 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
 	/* Async, ring or another thread's lock in flight, or its yield. */
-	if (f->lk.op.state != HL_OP_IDLE || f->yielding) {
+	if (f->lk.op.state != HL_OP_IDLE || f->yield.on) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
@@ -234,8 +234,8 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	ret = hl_yield_save(f, &y);
 	if (ret)
 		goto out_unlock;
-	f->yielder = current;
-	f->yielding = true;
+	f->yield.task = current;
+	f->yield.on = true;
 	hl_stat_add(f, yields, 1);
 	if (trace_hlock_yield_enabled())
 		trace_hlock_yield(hl_file_pid_ns(f, &init_pid_ns), y.nr,
@@ -253,8 +253,8 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	/* Failed: the locker holds nothing, as after a close. */
 	if (ret)
 		hl_file_release_all(f, &g);
-	f->yielding = false;
-	f->yielder = NULL;
+	f->yield.on = false;
+	f->yield.task = NULL;
 out_unlock:
 	hl_file_unlock(f);
 	hl_grants_run(&g);

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hlock_kapi.c: the in-kernel API (include/hlock_kernel.h, whose functions
+ * it defines), and a kernel locker's state.
+ */
+#ifndef _HLOCK_KAPI_H
+#define _HLOCK_KAPI_H
+
+#include <linux/atomic.h>
+
+#include "include/hlock_kernel.h"
+
+/**
+ * struct hl_kapi - A kernel locker's asynchronous calls.
+ * @done: What to call when the asynchronous call in flight ends; NULL
+ *	when none is.  Under the locker lock.
+ * @data: The pointer to call it with.
+ * @calls: Completions taken out of the slot and not yet called: a kernel
+ *	locker is destroyed only once none is left.
+ */
+struct hl_kapi {
+	hlock_done_fn done;
+	void *data;
+	atomic_t calls;
+};
+
+#endif /* _HLOCK_KAPI_H */
