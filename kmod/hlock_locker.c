@@ -9,6 +9,47 @@
  * struct hl_grants while it holds head locks; once its own locker lock is
  * dropped, hl_grants_run() takes each of theirs in turn and moves their
  * operations on.  No locker lock is ever taken inside another.
+ *
+ * The stages of a lock call, and what does each:
+ *
+ *   enter          HLOCK_IOC_LOCK: hl_ioctl_path() (hlock_main.c) copies
+ *                  the path, hl_do_lock() takes the locker lock; io_uring:
+ *                  hl_do_ring_lock(); the kernel API: hlock_lock() and
+ *                  hlock_lock_async() (hlock_kapi.c) call hl_lock_call()
+ *   refuse         hl_lock_begin(): a yield of another task (EBUSY), a
+ *                  queue jump without the right (EPERM), a node that lost
+ *                  its cluster (ENOLINK)
+ *   parse path     hl_file_path(): the locker's last path again, else
+ *                  hl_path_parse() (hlock_space.c)
+ *   claim op       hl_op_claim() (hlock_core.c) takes the slot;
+ *                  hl_locker_limit(), hl_file_owner(), hl_file_set_path()
+ *                  (the resources of the levels shared with the last path
+ *                  are known), hl_trace_request()
+ *   prepare        hl_file_prepare() (index, spare requests),
+ *                  hl_lease_prepare(); the slow-wait record reset;
+ *                  hl_file_ticket_take() (a limited pool's ticket: may
+ *                  leave the operation pending it)
+ *   core op start  hl_op_start() (hlock_core.c): level by level, granted
+ *                  or waiting; the core counts through hlock_host.c
+ *                  (hl_stats_acquire(), hl_stats_wait()...)
+ *   wait/continue  hl_lock_call(): a try gives up (hl_lock_try(),
+ *                  hl_lock_give_up()) unless it waits for its cluster
+ *                  node's DLM lock; an async call returns -EINPROGRESS;
+ *                  a blocking one drops the lock and sleeps
+ *                  (hl_wait_slot()) until a grant's continuation
+ *                  (hl_grants_continue()) or hl_lock_continue() moves the
+ *                  operation on, or its timeout or a signal withdraws it
+ *                  (hl_lock_give_up()).  A ring's lock is armed
+ *                  (hl_ring_arm()) and ended by its continuation, its
+ *                  timer (hl_do_ring_expire()) or a cancel
+ *   collect        a grant: hl_lease_grant() at once, or
+ *                  hl_op_granted_late() after a wait (hl_slow_log(),
+ *                  hl_lease_grant()); then hl_op_clear(): the path kept
+ *                  for the next call, hl_lease_op_end(), hl_op_finish()
+ *                  (hlock_core.c), the slot's generation moved,
+ *                  hl_file_ticket_put() once nothing is held
+ *   return         hl_file_unlock() wakes the slot's sleepers,
+ *                  hl_grants_run() continues the lockers the call granted
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
