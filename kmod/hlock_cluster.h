@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * hlock_cluster.c: cluster lock spaces on the kernel's DLM.  A lockspace's
- * join, leave, recovery and binding; each resource's DLM lock.
+ * join, leave, recovery and binding, and its fencing tokens (each
+ * resource's DLM lock: hlock_clk.h).
  */
 #ifndef _HLOCK_CLUSTER_H
 #define _HLOCK_CLUSTER_H
@@ -25,18 +26,9 @@ int hl_cluster_wait_left(const char *name);
 bool hl_cluster_leaving(const char *name);
 void hl_cluster_free(struct hl_cluster *cl);
 const char *hl_cluster_name(const struct hl_cluster *cl);
-struct hl_cluster *hl_cluster_of(struct hl_res *r);
-int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
-			const char *path, unsigned int len);
-bool hl_cluster_may_free(struct hl_res *r);
-unsigned int hl_cluster_rec(struct hl_head *h, u32 *node_mode);
-void hl_cluster_res_free(struct hl_res *r);
-int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g);
 long hl_ioctl_cluster(struct hl_file *f, size_t usize, void __user *uarg);
 int hl_cluster_token(struct hl_cluster *cl, u64 *token);
 bool hl_cluster_lost(const struct hl_cluster *cl);
-void hl_clk_update(struct hl_head *h);
-bool hl_cluster_head_lost(const struct hl_head *h);
 bool hl_cluster_caching(void);
 
 #endif /* _HLOCK_CLUSTER_H */

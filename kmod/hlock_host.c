@@ -16,7 +16,8 @@
  *   value blocks and events
  *                    hl_lvb_publish(), hl_note_blocking(), hl_note_lost()
  *                                                             (hlock_lvb.c)
- *   the cluster      hl_node_update(), hl_node_lost(),        (hlock_cluster.c)
+ *   the cluster      hl_node_update(), hl_node_lost(),        (hlock_clk.c,
+ *                                                             hlock_cluster.c)
  *                    hl_node_caching()
  *   fencing tokens   hl_token_next()
  *   deadlock search  hl_deadlock_detect(), hl_graph_lock()... (hlock_deadlock.c's
@@ -29,6 +30,7 @@
 #include <linux/timekeeping.h>
 
 #include "hlock_internal.h"
+#include "hlock_clk.h"
 #include "hlock_cluster.h"
 #include "hlock_lease.h"
 #include "hlock_locker.h"
@@ -243,7 +245,7 @@ void hl_note_lost(struct hl_req *holder)
 	hl_event_lost(holder);
 }
 
-/* Cluster heads: this node's DLM lock on them (hlock_cluster.c). */
+/* Cluster heads: this node's DLM lock on them (hlock_clk.c). */
 
 void hl_node_update(struct hl_head *h)
 {

@@ -32,8 +32,10 @@
  *                     (hlock_lvb.h)
  *   hlock_kapi.c      the in-kernel API (include/hlock_kernel.h; a kernel
  *                     locker's state in hlock_kapi.h)
- *   hlock_cluster.c   cluster lock spaces on the kernel's DLM
- *                     (hlock_cluster.h)
+ *   hlock_cluster.c   cluster lock spaces on the kernel's DLM: binding,
+ *                     recovery, fencing tokens (hlock_cluster.h)
+ *   hlock_clk.c       a cluster resource's DLM lock (hlock_clk.h; what
+ *                     the two share: hlock_dlm.h)
  *   hlock_main.c      the device, its ioctls, module parameters, init
  *                     (hlock_main.h)
  *   hlock_test.c      stall points, in the test build only (hlock_test.h)
@@ -45,8 +47,8 @@
  * (hl_head.lock, a spinlock, never two at once), then a partition lock
  * (hl_part.lock).  A ticket pool's lock (a spinlock) nests inside
  * hl_file.lock only, never with a head lock.  RCU protects resources
- * between a lookup and the request that keeps them.  Nothing that disables preemption is held for
- * work whose size a user chooses.
+ * between a lookup and the request that keeps them.  Nothing that
+ * disables preemption is held for work whose size a user chooses.
  */
 #ifndef _HLOCK_INTERNAL_H
 #define _HLOCK_INTERNAL_H
@@ -91,7 +93,7 @@
  * @lvb: Its lock value block (hlock_lvb.c), NULL until one is set; under
  *	the head lock.
  * @clk: In a cluster lock space, this node's DLM lock on the resource
- *	(hlock_cluster.c); else NULL.  Set before the resource is visible.
+ *	(hlock_clk.c); else NULL.  Set before the resource is visible.
  * @len: Length of @name.
  * @name: The last component of the path, not NUL-terminated.
  *

@@ -36,6 +36,7 @@
 #include <linux/xarray.h>
 
 #include "hlock_internal.h"
+#include "hlock_clk.h"
 #include "hlock_cluster.h"
 #include "hlock_ns.h"
 #include "hlock_space.h"

@@ -26,6 +26,7 @@
 #include <linux/string.h>
 
 #include "hlock_internal.h"
+#include "hlock_clk.h"
 #include "hlock_cluster.h"
 #include "hlock_lvb.h"
 #include "hlock_ns.h"

@@ -25,7 +25,7 @@
 #include <linux/xarray.h>
 
 #include "hlock_internal.h"
-#include "hlock_cluster.h"
+#include "hlock_clk.h"
 #include "hlock_lease.h"
 #include "hlock_locker.h"
 #include "hlock_ns.h"
