@@ -38,6 +38,7 @@
 #include "hlock_main.h"
 #include "hlock_space.h"
 #include "hlock_stats.h"
+#include "hlock_trace.h"
 
 /* The kernel's clocks and the grant policy (hlock_main.c's parameter). */
 
@@ -181,10 +182,12 @@ u64 hl_token_next(struct hl_locker *lk)
 
 /* Statistics, the slow-wait log and tracepoints (hlock_stats.c). */
 
+/* Per level of every lock call: inline here, not handed on. */
 void hl_note_acquire(struct hl_locker *lk, unsigned int level,
 		     unsigned int mode)
 {
-	hl_stats_acquire(lk, level, mode);
+	hl_stat_add(hl_file_of(lk),
+		    level[hl_stat_level(level)].acquire_count[mode], 1);
 }
 
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
@@ -196,7 +199,11 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
 		     unsigned int mode, bool waited)
 {
-	hl_stats_granted(lk, level, mode, waited);
+	if (unlikely(waited))
+		hl_stats_waited(lk, level, mode);
+	if (trace_hlock_grant_enabled())
+		trace_hlock_grant(hl_stats_pid(hl_file_of(lk)),
+				  lk->op.heads[level], mode);
 }
 
 void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
@@ -210,9 +217,14 @@ void hl_note_convert(struct hl_req *req, unsigned int target)
 	hl_stats_convert(req, target);
 }
 
+/* The request's lease ends with it (hlock_lease.c). */
 void hl_note_release(struct hl_req *req)
 {
-	hl_stats_release(req);
+	if (unlikely(req->lease))
+		hl_lease_release(req);
+	if (trace_hlock_release_enabled())
+		trace_hlock_release(hl_stats_pid(hl_file_of(req->locker)),
+				    req->head, req->mode);
 }
 
 void hl_note_deadlock(struct hl_locker *lk, unsigned int level,

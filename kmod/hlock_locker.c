@@ -31,7 +31,7 @@
  *                  leave the operation pending it)
  *   core op start  hl_op_start() (hlock_core.c): level by level, granted
  *                  or waiting; the core counts through hlock_host.c
- *                  (hl_stats_acquire(), hl_stats_wait()...)
+ *                  (hl_note_acquire(), hl_stats_wait()...)
  *   wait/continue  hl_lock_call(): a try gives up (hl_lock_try(),
  *                  hl_lock_give_up()) unless it waits for its cluster
  *                  node's DLM lock; an async call returns -EINPROGRESS;

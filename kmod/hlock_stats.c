@@ -17,7 +17,6 @@
 #include <linux/string.h>
 
 #include "hlock_internal.h"
-#include "hlock_lease.h"
 #include "hlock_locker.h"
 #include "hlock_stats.h"
 
@@ -33,29 +32,15 @@ module_param_named(slow_ms, hl_slow_ms, uint, 0644);
 MODULE_PARM_DESC(slow_ms,
 		 "Log acquisitions that waited at least this long, in ms (0: off)");
 
-static unsigned int hl_stat_level(unsigned int level)
-{
-	return min_t(unsigned int, level, HLOCK_LEVEL_OBJECT);
-}
-
-static int hl_pid(struct hl_file *f)
+/**
+ * hl_stats_pid() - A locker's owner, as tracepoints and logs name it.
+ * @f: The locker.
+ *
+ * Return: its tgid in the initial PID namespace, 0 if gone.
+ */
+int hl_stats_pid(struct hl_file *f)
 {
 	return hl_file_pid_ns(f, &init_pid_ns);
-}
-
-/**
- * hl_stats_acquire() - Count a level asked for.
- * @lk: The locker.
- * @level: The level of its operation.
- * @mode: The mode asked for there.
- *
- * Context: the locker lock held.
- */
-void hl_stats_acquire(struct hl_locker *lk, unsigned int level,
-		      unsigned int mode)
-{
-	hl_stat_add(hl_file_of(lk),
-		    level[hl_stat_level(level)].acquire_count[mode], 1);
 }
 
 /* Remember who holds what @req waits for, for the slow-wait log. */
@@ -75,7 +60,7 @@ static void hl_note_blockers(struct hl_file *f, unsigned int level,
 		/* Holders only: waiters ahead are not "held by". */
 		if (o->state == HL_WAITING)
 			continue;
-		pid = hl_pid(hl_file_of(o->locker));
+		pid = hl_stats_pid(hl_file_of(o->locker));
 		for (j = 0; j < f->slow.nr && f->slow.pids[j] != pid; j++)
 			;
 		if (j == f->slow.nr)
@@ -101,7 +86,7 @@ void hl_stats_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 	hl_stat_add(f, level[hl_stat_level(level)].wait_count[mode], 1);
 	if (f->slow.level == HL_NO_WAIT)
 		hl_note_blockers(f, level, req);
-	trace_hlock_wait(hl_pid(f), req->head, mode);
+	trace_hlock_wait(hl_stats_pid(f), req->head, mode);
 }
 
 /* Account the wait of @level that ends at @now. */
@@ -115,23 +100,17 @@ static void hl_note_waited(struct hl_file *f, unsigned int level,
 }
 
 /**
- * hl_stats_granted() - A level of an operation was granted.
+ * hl_stats_waited() - A level that waited was granted: account its wait.
  * @lk: The locker.
  * @level: The level.
  * @mode: The mode asked for there.
- * @waited: Whether it waited first.
  *
  * Context: the locker lock held.
  */
-void hl_stats_granted(struct hl_locker *lk, unsigned int level,
-		      unsigned int mode, bool waited)
+void hl_stats_waited(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode)
 {
-	struct hl_file *f = hl_file_of(lk);
-
-	if (waited)
-		hl_note_waited(f, level, mode, lk->op.now);
-	if (trace_hlock_grant_enabled())
-		trace_hlock_grant(hl_pid(f), lk->op.heads[level], mode);
+	hl_note_waited(hl_file_of(lk), level, mode, lk->op.now);
 }
 
 /**
@@ -158,23 +137,8 @@ void hl_stats_withdrawn(struct hl_locker *lk, unsigned int level,
 void hl_stats_convert(struct hl_req *req, unsigned int target)
 {
 	if (trace_hlock_convert_enabled())
-		trace_hlock_convert(hl_pid(hl_file_of(req->locker)), req->head,
+		trace_hlock_convert(hl_stats_pid(hl_file_of(req->locker)), req->head,
 				    target);
-}
-
-/**
- * hl_stats_release() - A request is released.
- * @req: The request.
- *
- * Context: its locker's lock held.
- */
-void hl_stats_release(struct hl_req *req)
-{
-	if (req->lease)
-		hl_lease_release(req);
-	if (trace_hlock_release_enabled())
-		trace_hlock_release(hl_pid(hl_file_of(req->locker)), req->head,
-				    req->mode);
 }
 
 /**
@@ -193,7 +157,7 @@ void hl_stats_deadlock(struct hl_locker *lk, unsigned int level,
 	lockdep_assert_held(&lk->graph->lock);
 	hl_stat_add(f, deadlocks, 1);
 	if (trace_hlock_deadlock_enabled())
-		trace_hlock_deadlock(hl_pid(f), lk->op.heads[level], mode);
+		trace_hlock_deadlock(hl_stats_pid(f), lk->op.heads[level], mode);
 }
 
 /**
@@ -207,7 +171,7 @@ void hl_trace_request(struct hl_file *f, unsigned int mode,
 		      unsigned int flags, s64 timeout_ns)
 {
 	if (trace_hlock_request_enabled())
-		trace_hlock_request(hl_pid(f), f->pathbuf, mode, flags,
+		trace_hlock_request(hl_stats_pid(f), f->pathbuf, mode, flags,
 				    timeout_ns);
 }
 
@@ -223,11 +187,11 @@ void hl_gave_up(struct hl_file *f, unsigned int mode, int ret)
 {
 	if (ret == -EINTR) {
 		hl_stat_add(f, interrupts, 1);
-		trace_hlock_cancel(hl_pid(f), f->pathbuf, mode,
+		trace_hlock_cancel(hl_stats_pid(f), f->pathbuf, mode,
 				   HLOCK_CANCEL_SIGNAL);
 	} else {
 		hl_stat_add(f, timeouts, 1);
-		trace_hlock_timeout(hl_pid(f), f->pathbuf, mode);
+		trace_hlock_timeout(hl_stats_pid(f), f->pathbuf, mode);
 	}
 }
 
@@ -242,7 +206,7 @@ void hl_gave_up(struct hl_file *f, unsigned int mode, int ret)
 void hl_note_cancel(struct hl_file *f, unsigned int why)
 {
 	hl_stat_add(f, cancels, 1);
-	trace_hlock_cancel(hl_pid(f), f->pathbuf, f->lk.op.mode, why);
+	trace_hlock_cancel(hl_stats_pid(f), f->pathbuf, f->lk.op.mode, why);
 }
 
 /**
@@ -265,7 +229,7 @@ void hl_slow_log(struct hl_file *f)
 	lockdep_assert_held(&f->lock);
 	/* Users choose paths, command names and descriptions: escape them. */
 	pr_info_ratelimited("slow wait: pid %d (%*pE) waited %llu ms for %s on \"%*pE\" (queued at level %u); held by pids %s when the wait began; why \"%*pE\"\n",
-			    hl_pid(f), (int)strnlen(f->comm, sizeof(f->comm)),
+			    hl_stats_pid(f), (int)strnlen(f->comm, sizeof(f->comm)),
 			    f->comm, div_u64(f->slow.waited, NSEC_PER_MSEC),
 			    hl_mode_name(f->lk.op.mode),
 			    (int)strlen(f->pathbuf), f->pathbuf, f->slow.level,

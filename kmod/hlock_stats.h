@@ -6,6 +6,7 @@
 #define _HLOCK_STATS_H
 
 #include <linux/compiler.h>
+#include <linux/minmax.h>
 #include <linux/percpu.h>
 #include <linux/types.h>
 
@@ -47,20 +48,24 @@ void hl_gave_up(struct hl_file *f, unsigned int mode, int ret);
 void hl_note_cancel(struct hl_file *f, unsigned int why);
 void hl_trace_request(struct hl_file *f, unsigned int mode,
 		      unsigned int flags, s64 timeout_ns);
-void hl_stats_acquire(struct hl_locker *lk, unsigned int level,
-		      unsigned int mode);
 void hl_stats_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 		   const struct hl_req *req);
-void hl_stats_granted(struct hl_locker *lk, unsigned int level,
-		      unsigned int mode, bool waited);
+void hl_stats_waited(struct hl_locker *lk, unsigned int level,
+		     unsigned int mode);
+int hl_stats_pid(struct hl_file *f);
 void hl_stats_withdrawn(struct hl_locker *lk, unsigned int level,
 			unsigned int mode);
 void hl_stats_convert(struct hl_req *req, unsigned int target);
-void hl_stats_release(struct hl_req *req);
 void hl_stats_deadlock(struct hl_locker *lk, unsigned int level,
 		       unsigned int mode);
 
 /* Add @n to one statistic of @f (its lock held) and of its lock space. */
+/* The row of the per-level statistics a level counts in. */
+static inline unsigned int hl_stat_level(unsigned int level)
+{
+	return min_t(unsigned int, level, HLOCK_LEVEL_OBJECT);
+}
+
 #define hl_stat_add(f, field, n)					\
 	do {								\
 		if (READ_ONCE(hl_stats_on)) {				\
