@@ -6,7 +6,7 @@
 #
 #   scripts/vm-cluster --extra build/selftests/hlock_cluster_churn \
 #           --extra selftests/hlock_cluster_lib.sh \
-#           N selftests/hlock_cluster_churn.sh [SECONDS]
+#           N selftests/hlock_cluster_churn.sh [SECONDS] [ast]
 #
 # Every node's threads lock random paths of one small tree in random
 # modes with short timeouts, downgrade and unlock, for SECONDS (20 by
@@ -22,6 +22,16 @@
 #   would: issue 30);
 # - the counters of all paths add up to the increments the nodes made.
 #
+# With "ast" (the test build: hlock/test_stall), node 1 also opens, again
+# and again during the churn, the window of issue 30's second defect, as
+# hlock_cluster_test.sh's test 20 does once: the completion AST of a
+# reclaim pass's unlock of ua is held after it noted the answer, a refused
+# request's resume work has ua's work take that answer in, and the
+# reclaim passes (every 2 ms) find ua idle with no DLM lock while the AST
+# still has to touch it.  Test 4 counts the windows held: on the debug
+# kernel, KASAN reports the callback's touch if ua was freed under it
+# (vm-run fails the VM on any report).
+#
 # The values stay in the DLM because the nodes but node 1 hold a DLM lock
 # on every path throughout (they take X on each first, their caches keep
 # it, and they reclaim nothing: far fewer resources than reclaim_at).
@@ -34,15 +44,77 @@ nodes=${HLOCK_NODES:?run me with scripts/vm-cluster}
 LONG=60
 n=0
 failed=0
-secs=${1:-20}
+secs=20
+ast=0
+for a in "$@"; do
+	case $a in
+	ast) ast=1 ;;
+	*[!0-9]* | "") echo "usage: $0 [SECONDS] [ast]" >&2; exit 64 ;;
+	*) secs=$a ;;
+	esac
+done
 threads=4
 seed=${HLOCK_SEED:-$(($(date +%s) % 100000 * 10 + node))}
 churn=$(dirname "$0")/hlock_cluster_churn
+stall=/sys/kernel/debug/hlock/test_stall
+fail=/sys/module/hlock/parameters/test_dlm_fail
 
 echo "TAP version 13"
-echo "1..3"
+echo "1..$((3 + ast))"
 
 . "$(dirname "$0")/hlock_cluster_lib.sh"
+
+stalled() {
+	[ "$(cat $stall)" = stalled ]
+}
+reclaim() {
+	echo 1 >/sys/kernel/debug/hlock/reclaim
+}
+
+# ast_windows: on node 1 during the churn, until /tmp/churn.done appears,
+# hold ua's unlock answer in its completion AST while its work takes the
+# answer in and reclaim passes find it idle (hlock_cluster_test.sh's test
+# 20, where the steps are explained); the windows held go to
+# /tmp/ast.held, one line each.
+ast_windows() {
+	: >/tmp/ast.held
+	while [ ! -e /tmp/churn.done ]; do
+		hlock ua true || { echo "# X on ua failed"; break; }
+		echo "ast ua" >$stall || { echo "# ast cannot be armed"; break; }
+		# A reclaim pass unlocks ua's cached DLM lock; its answer stalls.
+		i=0
+		while [ $i -lt 50 ] && ! stalled; do
+			reclaim
+			sleep 0.1
+			i=$((i + 1))
+		done
+		if stalled; then
+			# The next DLM request fails (uo's, or a churn
+			# thread's, which asks again): the resume work, 100 ms
+			# later, queues every resource's work, ua's too.  In
+			# the background: the DLM's other answers on this node
+			# may wait behind the one held.
+			echo 1 >$fail
+			hlock -n uo true 2>/dev/null &
+			i=0
+			while [ $i -lt 50 ] && [ "$(cat $fail)" != 0 ]; do
+				sleep 0.1
+				i=$((i + 1))
+			done
+			echo 0 >$fail
+			i=0
+			while [ $i -lt 5 ]; do
+				reclaim
+				sleep 0.1
+				i=$((i + 1))
+			done
+			# Still held: the window was open all along.
+			! stalled || echo held >>/tmp/ast.held
+		fi
+		echo go >$stall
+		wait
+	done
+}
 
 # 1. The churn, with reclaim on node 1: no error, token or value check
 # fails, and something is granted.
@@ -54,8 +126,15 @@ fi
 bar churn-touched
 r=
 [ "$node" != 1 ] || r=-r
+rm -f /tmp/churn.done
+if [ "$node" = 1 ] && [ "$ast" = 1 ]; then
+	ast_windows &
+	apid=$!
+fi
 $churn run $r $threads "$secs" "$seed" >/tmp/churn.out
 rc=$?
+touch /tmp/churn.done
+[ -z "${apid:-}" ] || wait "$apid"
 grep '^#' /tmp/churn.out
 [ $rc = 0 ] || t="$(grep -m 1 '# FAIL' /tmp/churn.out || echo "exit $rc")"
 incr=$(sed -n 's/^increments //p' /tmp/churn.out)
@@ -85,5 +164,17 @@ $churn check || t="the counters do not add up"
 bar checked
 [ "$t" = ok ] && ok "value block counters add up across nodes" ||
 	not_ok "value block counters add up across nodes: $t"
+
+# 4. The completion AST windows held during the churn (node 1).
+if [ "$ast" = 1 ]; then
+	if [ "$node" = 1 ]; then
+		held=$(grep -c held /tmp/ast.held)
+		[ "$held" -gt 0 ] &&
+			ok "$held completion AST windows held across reclaim" ||
+			not_ok "no completion AST window held across reclaim"
+	else
+		ok "completion AST windows: node 1's test"
+	fi
+fi
 
 exit $failed
