@@ -6,22 +6,33 @@
 #   scripts/vm-cluster --extra build/tools/hlock \
 #           --extra build/selftests/hlock_cluster_events \
 #           --extra build/selftests/hlock_cluster_lvb \
+#           --extra build/selftests/hlock_cluster_churn \
 #           --extra selftests/hlock_cluster_lib.sh \
 #           2 selftests/hlock_cluster_lost.sh
 #
 # (which binds each node's lock space to the DLM lockspace "hlock").  Node
 # 1 holds X on w; node 2, with cluster_grace_ms at 3000, holds S on h and
-# waits for X on w, a lock call and a try-lock.  Then node 2's
-# dlm_controld is killed: node 2's DLM stops the lockspace for a recovery
-# that never comes, while node 1's removes node 2 and recovers.  Three
+# waits for X on w, a lock call and a try-lock.  Then node 2's whole
+# cluster stack goes: dlm_controld is killed and corosync stopped.  Node
+# 2's DLM stops the lockspace for a recovery that never comes, while node
+# 1's removes node 2 and recovers.  Three
 # seconds later node 2 counts as having lost the cluster: its waiters fail
 # with ENOLINK (hlock exits 69 and says so), the holder of h is told
 # (POLLPRI, HLOCK_EVENT_LOST), its lock calls fail and its unlock works;
 # node 1 is granted X on h, which node 2 held.  A fencing token that node
 # 2 draws while its lockspace is stopped waits for the recovery, and
-# fails with ENOLINK once the node lost the cluster.  At the end node 2 leaves
-# the stopped lockspace (vm-cluster-node unbinds hlock), which must work
-# without dlm_controld.  Steps are ordered by barriers, never by timing.
+# fails with ENOLINK once the node lost the cluster.
+#
+# Then node 2 leaves and rejoins.  While a locker is open, rebinding or
+# unbinding its lock space fails (EBUSY); once it is closed, node 2 leaves
+# the stopped lockspace, which must work without the stack, while node 1
+# goes on locking alone (lock churn, hlock_cluster_churn).  Node 2 starts
+# corosync and dlm_controld again and binds its lock space to the
+# lockspace hlock again; then both nodes churn on the same paths, and the
+# lock value block counters, incremented under X only, add up to the
+# increments of both nodes, node 1's alone included.  At the end
+# vm-cluster-node unbinds both, as after any test.
+# Steps are ordered by barriers, never by timing.
 # Prints TAP; exits 1 if a test failed on this node.
 
 node=${HLOCK_NODE:?run me with scripts/vm-cluster}
@@ -30,8 +41,12 @@ LONG=60
 n=0
 failed=0
 
+churn=$(dirname "$0")/hlock_cluster_churn
+param=/sys/module/hlock/parameters/cluster
+seed=${HLOCK_SEED:-$(($(date +%s) % 100000 * 10 + node))}
+
 echo "TAP version 13"
-[ "$node" = 1 ] && echo "1..1" || echo "1..4"
+[ "$node" = 1 ] && echo "1..2" || echo "1..6"
 
 . "$(dirname "$0")/hlock_cluster_lib.sh"
 
@@ -79,7 +94,9 @@ case $node in
 	wpid=$!
 	sleep 1
 	kill -0 $wpid 2>/dev/null || t="X on w did not wait"
+	# The whole stack goes, with a lock held and two waiting.
 	killall -9 dlm_controld || t="no dlm_controld to kill"
+	killall corosync || t="no corosync to stop"
 	stopped() {
 		dmesg | grep -q 'DLM lockspace hlock stopped for a recovery'
 	}
@@ -108,6 +125,10 @@ case $node in
 		t4="the token drawn while stopped: exit $rc, $(tr '\n' ' ' </tmp/tk-out)"
 	bar lost
 	bar finished
+	gone() {
+		! pidof corosync >/dev/null
+	}
+	within gone || t="corosync did not stop"
 	[ "$t" = ok ] && ok "a wait fails with ENOLINK when the node lost the cluster" ||
 		not_ok "a wait fails with ENOLINK when the node lost the cluster: $t"
 	[ "$t2" = ok ] && ok "a holder is told, and its calls fail but its unlock" ||
@@ -118,4 +139,73 @@ case $node in
 		not_ok "a token drawn while stopped fails with ENOLINK: $t4"
 	;;
 esac
+
+# Leave and rejoin.  churned OUT: the increments OUT's churn made (its
+# last line), and its failure if it failed.
+churned() {
+	grep '# FAIL' "$1"
+	sed -n 's/^increments //p' "$1"
+}
+unbind() {
+	echo >$param
+}
+t=ok
+t2=ok
+case $node in
+1)
+	bar n2-left
+	# Locking goes on here while node 2 is gone.
+	$churn run 2 3 "$seed" >/tmp/solo.out ||
+		t="churn alone: $(churned /tmp/solo.out)"
+	solo=$(sed -n 's/^increments //p' /tmp/solo.out)
+	bar n1-solo
+	;;
+*)
+	# The stack is gone and a locker open: its binding stays.
+	exec 9<>/dev/hlock || t2="no locker"
+	echo other >$param 2>/dev/null && t2="rebinding with a locker open worked"
+	unbind 2>/dev/null && t2="unbinding with a locker open worked"
+	[ "$(cat $param)" = hlock ] || t2="the binding reads '$(cat $param)'"
+	exec 9>&-
+	# Not at once: the barriers' busybox timeout keeps a locker open
+	# a moment (vm-cluster-node says why).
+	within unbind 2>/dev/null || t2="leaving the stopped lockspace failed"
+	[ -z "$(cat $param)" ] || t2="still bound to '$(cat $param)'"
+	bar n2-left
+	[ "$t2" = ok ] &&
+		ok "without the stack, a locker keeps the binding; then it leaves" ||
+		not_ok "without the stack, a locker keeps the binding; then it leaves: $t2"
+	bar n1-solo
+	# The stack again, as vm-cluster-node starts it.
+	members() {
+		[ "$(corosync-quorumtool -l 2>/dev/null | grep -c ' node[0-9]')" = 2 ]
+	}
+	configured() {
+		[ -e "/sys/kernel/config/dlm/cluster/comms/$node/local" ]
+	}
+	bind() {
+		echo hlock >$param
+	}
+	corosync || t="corosync did not start again"
+	within members || t="node 2 did not join corosync again"
+	dlm_controld || t="dlm_controld did not start again"
+	within configured || t="dlm_controld never configured the kernel again"
+	within bind 2>/dev/null || t="binding to hlock again failed"
+	;;
+esac
+bar rejoined
+vm-cluster-settle hlock || t="the DLM did not end its recovery"
+bar resettled
+$churn run 2 5 "$((seed + 2))" >/tmp/rejoin.out ||
+	t="churn after the rejoin: $(churned /tmp/rejoin.out)"
+grep '^#' /tmp/rejoin.out
+incr=$(sed -n 's/^increments //p' /tmp/rejoin.out)
+incr=$((${incr:-0} + ${solo:-0}))
+bar rejoin-churned
+$churn add "$incr" || t="adding this node's $incr increments failed"
+bar rejoin-added
+$churn check || t="the counters do not add up"
+bar rejoin-checked
+[ "$t" = ok ] && ok "after node 2 left and rejoined, locks across nodes exclude" ||
+	not_ok "after node 2 left and rejoined, locks across nodes exclude: $t"
 exit $failed
