@@ -74,13 +74,18 @@ reclaim() {
 # ast_windows: on node 1 during the churn, until /tmp/churn.done appears,
 # hold ua's unlock answer in its completion AST while its work takes the
 # answer in and reclaim passes find it idle (hlock_cluster_test.sh's test
-# 20, where the steps are explained); the windows held go to
-# /tmp/ast.held, one line each.
+# 20, where the steps are explained); prints how many it tried, how many
+# stalled and how many it held.
 ast_windows() {
-	: >/tmp/ast.held
+	tries=0
+	stalls=0
+	held=0
 	while [ ! -e /tmp/churn.done ]; do
-		hlock ua true || { echo "# X on ua failed"; break; }
-		echo "ast ua" >$stall || { echo "# ast cannot be armed"; break; }
+		tries=$((tries + 1))
+		# Armed while ua is held, so that the reclaim thread cannot
+		# unlock it before: then the first answer for ua is its unlock's.
+		hlock ua sh -c "echo 'ast ua' >$stall" ||
+			{ echo "# X on ua, or arming ast, failed"; break; }
 		# A reclaim pass unlocks ua's cached DLM lock; its answer stalls.
 		i=0
 		while [ $i -lt 50 ] && ! stalled; do
@@ -89,6 +94,7 @@ ast_windows() {
 			i=$((i + 1))
 		done
 		if stalled; then
+			stalls=$((stalls + 1))
 			# The next DLM request fails (uo's, or a churn
 			# thread's, which asks again): the resume work, 100 ms
 			# later, queues every resource's work, ua's too.  In
@@ -97,23 +103,21 @@ ast_windows() {
 			echo 1 >$fail
 			hlock -n uo true 2>/dev/null &
 			i=0
-			while [ $i -lt 50 ] && [ "$(cat $fail)" != 0 ]; do
+			while [ $i -lt 20 ] && [ "$(cat $fail)" != 0 ]; do
 				sleep 0.1
 				i=$((i + 1))
 			done
+			# The resume work's pass and the reclaim thread's.
+			sleep 0.5
+			# Refused, and still held: the window was open.
+			[ "$(cat $fail)" != 0 ] || ! stalled ||
+				held=$((held + 1))
 			echo 0 >$fail
-			i=0
-			while [ $i -lt 5 ]; do
-				reclaim
-				sleep 0.1
-				i=$((i + 1))
-			done
-			# Still held: the window was open all along.
-			! stalled || echo held >>/tmp/ast.held
 		fi
 		echo go >$stall
 		wait
 	done
+	echo "# ast windows: $tries tried, $stalls stalled, $held held"
 }
 
 # 1. The churn, with reclaim on node 1: no error, token or value check
@@ -128,7 +132,7 @@ r=
 [ "$node" != 1 ] || r=-r
 rm -f /tmp/churn.done
 if [ "$node" = 1 ] && [ "$ast" = 1 ]; then
-	ast_windows &
+	ast_windows >/tmp/ast.out &
 	apid=$!
 fi
 $churn run $r $threads "$secs" "$seed" >/tmp/churn.out
@@ -168,8 +172,9 @@ bar checked
 # 4. The completion AST windows held during the churn (node 1).
 if [ "$ast" = 1 ]; then
 	if [ "$node" = 1 ]; then
-		held=$(grep -c held /tmp/ast.held)
-		[ "$held" -gt 0 ] &&
+		cat /tmp/ast.out
+		held=$(sed -n 's/.* stalled, \([0-9]*\) held$/\1/p' /tmp/ast.out)
+		[ "${held:-0}" -gt 0 ] &&
 			ok "$held completion AST windows held across reclaim" ||
 			not_ok "no completion AST window held across reclaim"
 	else
