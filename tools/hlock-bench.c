@@ -1090,6 +1090,33 @@ static void print_ratio(double x)
 		printf(" %12s", "-");
 }
 
+/*
+ * Calibrate each single-operation candidate, then run every candidate
+ * once a round, from a different first one each round.
+ */
+static void run_rounds(void)
+{
+	int i, r;
+
+	for (i = 0; i < nr_cands; i++) {
+		struct cand *c = &cands[i];
+		struct locker l;
+
+		if (c->section != SINGLE)
+			continue;
+		lk_open(&l, c->kind, c->obj);
+		cand_setup(c, &l);
+		c->iters = calibrate(&l, opt_single_ns);
+		cand_teardown(c, &l);
+		lk_close(&l);
+	}
+	for (r = 0; r < opt_rounds; r++) {
+		new_objects();
+		for (i = 0; i < nr_cands; i++)
+			run_cand(&cands[(i + r) % nr_cands], r);
+	}
+}
+
 static void sections_1_2(void)
 {
 	struct cand *null = cand_by_key(SINGLE, "null_ioctl_pair");
@@ -1103,24 +1130,7 @@ static void sections_1_2(void)
 	double r_stats[MAX_ROUNDS], r_held[MAX_ROUNDS], r_detect[MAX_ROUNDS];
 	int i, r;
 
-	for (i = 0; i < nr_cands; i++) {
-		struct cand *c = &cands[i];
-
-		if (c->section != SINGLE)
-			continue;
-		struct locker l;
-
-		lk_open(&l, c->kind, c->obj);
-		cand_setup(c, &l);
-		c->iters = calibrate(&l, opt_single_ns);
-		cand_teardown(c, &l);
-		lk_close(&l);
-	}
-	for (r = 0; r < opt_rounds; r++) {
-		new_objects();
-		for (i = 0; i < nr_cands; i++)
-			run_cand(&cands[(i + r) % nr_cands], r);
-	}
+	run_rounds();
 	for (i = 0; opt_verbose && i < nr_cands; i++) {
 		fprintf(stderr, "%-24s", cands[i].key);
 		for (r = 0; r < opt_rounds; r++)
@@ -1244,21 +1254,7 @@ static void section_icount(void)
 	struct cand *plain = cand_by_key(SINGLE, "hlock_db_coll");
 	int i, r;
 
-	for (i = 0; i < nr_cands; i++) {
-		struct cand *c = &cands[i];
-		struct locker l;
-
-		lk_open(&l, c->kind, c->obj);
-		cand_setup(c, &l);
-		c->iters = calibrate(&l, opt_single_ns);
-		cand_teardown(c, &l);
-		lk_close(&l);
-	}
-	for (r = 0; r < opt_rounds; r++) {
-		new_objects();
-		for (i = 0; i < nr_cands; i++)
-			run_cand(&cands[(i + r) % nr_cands], r);
-	}
+	run_rounds();
 	for (i = 0; i < nr_cands; i++) {
 		struct cand *c = &cands[i];
 
