@@ -1117,6 +1117,21 @@ static void run_rounds(void)
 	}
 }
 
+/* The "bench:" lines of single-operation candidate @c: PREFIX.KEY.UNIT... */
+static void single_figures(const struct cand *c, const char *prefix,
+			   const char *unit)
+{
+	figure("%s.%s.%s %.0f\n", prefix, c->key, unit,
+	       median(c->ns, opt_rounds));
+	figure("%s.%s.x_null %.3f\n", prefix, c->key,
+	       median(c->xnull, opt_rounds));
+	figure("%s.%s.x_flock %.3f\n", prefix, c->key,
+	       median(c->xflock, opt_rounds));
+	if (c->kind == K_URING)
+		figure("%s.%s.x_ioctl %.3f\n", prefix, c->key,
+		       median(c->xioctl, opt_rounds));
+}
+
 static void sections_1_2(void)
 {
 	struct cand *null = cand_by_key(SINGLE, "null_ioctl_pair");
@@ -1216,15 +1231,7 @@ static void sections_1_2(void)
 		struct cand *c = &cands[i];
 
 		if (c->section == SINGLE) {
-			figure("op.%s.ns %.0f\n", c->key,
-			       median(c->ns, opt_rounds));
-			figure("op.%s.x_null %.2f\n", c->key,
-			       median(c->xnull, opt_rounds));
-			figure("op.%s.x_flock %.2f\n", c->key,
-			       median(c->xflock, opt_rounds));
-			if (c->kind == K_URING)
-				figure("op.%s.x_ioctl %.3f\n", c->key,
-				       median(c->xioctl, opt_rounds));
+			single_figures(c, "op", "ns");
 		} else {
 			figure("handoff.%s.pairs_per_s %.0f\n", c->key,
 			       median(c->ops, opt_rounds));
@@ -1285,19 +1292,8 @@ static void section_icount(void)
 			       c->flags & C_NOP ? "2 NOPs" : "a pair", c->batch,
 			       median(c->xioctl, opt_rounds));
 	}
-	for (i = 0; i < nr_cands; i++) {
-		struct cand *c = &cands[i];
-
-		figure("icount.%s.instructions %.0f\n", c->key,
-		       median(c->ns, opt_rounds));
-		figure("icount.%s.x_flock %.3f\n", c->key,
-		       median(c->xflock, opt_rounds));
-		figure("icount.%s.x_null %.3f\n", c->key,
-		       median(c->xnull, opt_rounds));
-		if (c->kind == K_URING)
-			figure("icount.%s.x_ioctl %.3f\n", c->key,
-			       median(c->xioctl, opt_rounds));
-	}
+	for (i = 0; i < nr_cands; i++)
+		single_figures(&cands[i], "icount", "instructions");
 }
 
 /* --- Section 3: a writer behind overlapping readers ------------------------ */
