@@ -739,6 +739,10 @@ static void hold_changed(struct hl_req *req)
 {
 	struct hl_locker *lk = req->locker;
 
+	if (req->part)
+		hl_assert_part_locked(req->head, req->part);
+	else
+		hl_assert_head_locked(req->head);
 	WRITE_ONCE(lk->hold_seq, lk->hold_seq + 1);
 }
 
@@ -1500,6 +1504,7 @@ int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 	struct hl_head *h;
 	int ret;
 
+	hl_assert_locker_locked(lk);
 	switch (op->state) {
 	case HL_OP_GRANTED:
 		return 0;

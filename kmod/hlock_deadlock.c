@@ -156,6 +156,7 @@ static struct hl_req *dl_step(struct hl_dl *s, struct hl_head *h,
 	struct hlist_node *hn;
 	struct list_head *l, *n;
 
+	hl_assert_head_locked(h);
 	switch (s->list) {
 	case HL_DL_GRANTED:
 	case HL_DL_PARTS:
@@ -223,6 +224,7 @@ static bool dl_next_list(struct hl_dl *s, struct hl_head *h,
 {
 	bool is_new = req->state == HL_WAITING;
 
+	hl_assert_head_locked(h);
 	if (s->part) {
 		dl_took(s->part);
 		hl_part_unlock(h, s->part);
@@ -313,6 +315,7 @@ static bool dl_anchor_holds(const struct hl_dl *s, struct hl_head *h)
 {
 	const struct hl_req *o = s->anchor;
 
+	hl_assert_head_locked(h);
 	if (dl_list_waits(s))
 		return READ_ONCE(s->anchor_lk->wait_seq) == s->anchor_seq;
 	return READ_ONCE(s->anchor_lk->hold_seq) == s->anchor_seq &&
@@ -420,6 +423,7 @@ static struct hl_req *dl_resume(struct hl_dl *s, struct hl_head *h)
 {
 	struct hl_req *o = NULL;
 
+	hl_assert_head_locked(h);
 	if (s->part) {
 		hl_part_lock(h, s->part);
 		dl_keep(s->part);
@@ -587,6 +591,7 @@ int hl_deadlock_check(struct hl_locker *lk, struct hl_grants *g)
 	struct hl_op *op = &lk->op;
 	int ret;
 
+	hl_assert_locker_locked(lk);
 	if (!lk->graph || !hl_deadlock_detect())
 		return 0;
 	s.nodes = hl_dl_alloc(s.room, sizeof(*s.nodes));

@@ -100,6 +100,12 @@ static inline void hl_assert_head_locked(const struct hl_head *h)
 	lockdep_assert_held(&h->lock);
 }
 
+static inline void hl_assert_part_locked(const struct hl_head *h,
+					 const struct hl_part *p)
+{
+	lockdep_assert_held(&p->lock);
+}
+
 #ifdef CONFIG_LOCKDEP
 void hl_assert_locker_locked(const struct hl_locker *lk);
 #else
@@ -108,8 +114,25 @@ static inline void hl_assert_locker_locked(const struct hl_locker *lk)
 }
 #endif
 #else
+#ifdef HL_NO_ASSERTS
+/* The benchmark's build: no checks, as in a kernel without lockdep. */
+static inline void hl_assert_head_locked(const struct hl_head *h)
+{
+}
+
+static inline void hl_assert_part_locked(const struct hl_head *h,
+					 const struct hl_part *p)
+{
+}
+
+static inline void hl_assert_locker_locked(const struct hl_locker *lk)
+{
+}
+#else
 void hl_assert_head_locked(const struct hl_head *h);
+void hl_assert_part_locked(const struct hl_head *h, const struct hl_part *p);
 void hl_assert_locker_locked(const struct hl_locker *lk);
+#endif
 void hl_head_lock(struct hl_head *h) __acquires(h);
 void hl_head_unlock(struct hl_head *h) __releases(h);
 struct hl_part *hl_part_lock_local(struct hl_head *h) __acquires(h);

@@ -63,14 +63,6 @@ void hl_head_unlock(struct hl_head *h)
 {
 }
 
-void hl_assert_head_locked(const struct hl_head *h)
-{
-}
-
-void hl_assert_locker_locked(const struct hl_locker *lk)
-{
-}
-
 bool hl_head_has_children(const struct hl_head *h)
 {
 	return false;

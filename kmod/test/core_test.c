@@ -126,6 +126,14 @@ void hl_part_lock(struct hl_head *h, struct hl_part *p)
 	part_locks++;
 }
 
+void hl_assert_part_locked(const struct hl_head *h, const struct hl_part *p)
+{
+	struct hl_head *mh = (struct hl_head *)h;
+
+	CHECK(thead_of(mh)->part_locked[part_index(mh, (struct hl_part *)p)],
+	      "partition not locked");
+}
+
 void hl_part_unlock(struct hl_head *h, struct hl_part *p)
 {
 	CHECK(thead_of(h)->part_locked[part_index(h, p)], "partition unlock");
