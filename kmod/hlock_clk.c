@@ -227,15 +227,16 @@ static void hl_clk_pass(struct hl_clk *c)
 	if (req.call != HL_NODE_CANCEL && hl_test_dlm_failed())
 		ret = -ENOMEM;
 	else if (req.call == HL_NODE_LOCK)
-		ret = hl_dlm.lock(c->cl->ls, req.mode, &c->lksb, flags, c->name,
-				  c->namelen, 0, hl_clk_ast, c, hl_clk_bast);
+		ret = (*hl_dlm.lock)(c->cl->ls, req.mode, &c->lksb, flags,
+				     c->name, c->namelen, 0, hl_clk_ast, c,
+				     hl_clk_bast);
 	else if (req.call == HL_NODE_UNLOCK)
-		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, DLM_LKF_VALBLK,
-				    &c->lksb, c);
+		ret = (*hl_dlm.unlock)(c->cl->ls, c->lksb.sb_lkid,
+				       DLM_LKF_VALBLK, &c->lksb, c);
 	else
 		/* The request's own completion AST says how it ended. */
-		ret = hl_dlm.unlock(c->cl->ls, c->lksb.sb_lkid, DLM_LKF_CANCEL,
-				    &c->lksb, c);
+		ret = (*hl_dlm.unlock)(c->cl->ls, c->lksb.sb_lkid,
+				       DLM_LKF_CANCEL, &c->lksb, c);
 	if (ret)
 		hl_clk_refused(c, req.call, ret);
 }
