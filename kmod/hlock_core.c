@@ -1124,7 +1124,7 @@ static void op_level_done(struct hl_locker *lk, bool waited)
 	unsigned int l = op->level;
 
 	if (op->step[l] == HL_STEP_NEW)
-		locker_add(lk, op->reqs[l], op->now);
+		locker_add(lk, op->reqs[l], op->since);
 	else if (op->step[l] == HL_STEP_CONVERT)
 		ix_update(op->reqs[l], op->prev[l], op->reqs[l]->mode);
 	hl_note_granted(lk, l, op_mode(op, l), waited);
@@ -1417,6 +1417,7 @@ static void op_undo(struct hl_locker *lk, struct hl_grants *g)
 
 	if (op->queued && !hl_op_withdraw(lk, g)) {
 		op->now = hl_clock();
+		op->since = hl_clock_coarse();
 		op_level_done(lk, true);
 	}
 	for (l = op->level; l-- > 0;)
@@ -1470,7 +1471,7 @@ int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
 	int ret;
 
 	/* Only a grant time, shown at tick resolution, is taken from it. */
-	op->now = hl_clock_coarse();
+	op->since = hl_clock_coarse();
 	op->state = HL_OP_WAITING;
 	ret = op_advance(lk, g);
 	if (ret && ret != -EINPROGRESS) {
@@ -1537,6 +1538,7 @@ int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 	if (!granted)
 		return -EINPROGRESS;
 	op->now = hl_clock();
+	op->since = hl_clock_coarse();
 	op_level_done(lk, true);
 	ret = op_advance(lk, g);
 	if (ret == -EINPROGRESS)

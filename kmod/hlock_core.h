@@ -210,7 +210,7 @@ struct hl_lease;
  *	outlives this one, as intents are released deepest first.
  * @part: The partition it is granted in, or NULL when on @head.
  * @seq: Position in the queue or among the conversions.
- * @since: hl_clock_coarse() or later when it was granted (the first time).
+ * @since: hl_clock_coarse() when it was granted (the first time).
  * @token: Fencing token of the grant it holds: drawn (hl_token_next())
  *	when the operation that made it or converted it is granted, shared
  *	by every level that operation made or converted; 0 until then.
@@ -302,8 +302,9 @@ enum hl_op_step {
  * @step: enum hl_op_step per level.
  * @prev: Mode held before a conversion, per level.
  * @prev_flags: Flags of the request before a conversion, per level.
- * @now: hl_clock_coarse() when the operation started, hl_clock() when it
- *	last moved on.
+ * @now: hl_clock() when a level it waited for was granted.
+ * @since: hl_clock_coarse() when the operation started, or when the
+ *	level it waited for was granted: the grant time of its new requests.
  */
 struct hl_op {
 	unsigned int state;
@@ -321,6 +322,7 @@ struct hl_op {
 	unsigned char prev[HL_MAX_LEVELS];
 	unsigned char prev_flags[HL_MAX_LEVELS];
 	u64 now;
+	u64 since;
 };
 
 /**

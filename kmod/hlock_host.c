@@ -75,7 +75,7 @@ u64 hl_clock(void)
  */
 u64 hl_clock_coarse(void)
 {
-	return ktime_get_coarse_ns();
+	return get_jiffies_64();
 }
 
 /* Resources: hlock_space.c's table, slabs and per-CPU partitions. */
@@ -244,7 +244,9 @@ void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 
 void hl_lvb_publish(struct hl_req *req)
 {
-	hl_lvb_flush(req);
+	/* Most resources never had a value block. */
+	if (unlikely(hl_res_of(req->head)->lvb))
+		hl_lvb_flush(req);
 }
 
 void hl_note_blocking(struct hl_req *holder)

@@ -34,6 +34,11 @@ extern bool hl_test_skip_conflict;
 unsigned int hl_grant_policy(void);
 /* A monotonic clock in ns. */
 u64 hl_clock(void);
+/*
+ * A stamp of when a request was granted, for how long it is held: a
+ * clock of the host's own (the kernel's: jiffies), coarse and cheap to
+ * read, as every lock call reads it.
+ */
 u64 hl_clock_coarse(void);
 /*
  * Whether resources below @h exist: a head with children is never

@@ -282,6 +282,39 @@ static inline struct hl_res *hl_res_of(const struct hl_head *h)
 }
 
 /* A mode a lock call may ask for. */
+/* @n bytes at @a and @b, n a word size or less: one load each. */
+#define HL_SAME(a, b, n) ({					\
+	u64 __x = 0, __y = 0;					\
+	memcpy(&__x, (a), (n));					\
+	memcpy(&__y, (b), (n));					\
+	__x == __y; })
+
+/*
+ * Whether @len bytes at @a and @b are equal: the paths and names a lock
+ * call compares are short, so a few word loads, the last ending at @len
+ * and overlapping the one before, not memcmp()'s byte loop.
+ */
+static inline bool hl_mem_eq(const void *a, const void *b, size_t len)
+{
+	const char *x = a, *y = b;
+	size_t i;
+
+	if (len >= sizeof(u64)) {
+		for (i = 0; i + sizeof(u64) < len; i += sizeof(u64))
+			if (!HL_SAME(x + i, y + i, sizeof(u64)))
+				return false;
+		i = len - sizeof(u64);
+		return HL_SAME(x + i, y + i, sizeof(u64));
+	}
+	if (len >= sizeof(u32))
+		return HL_SAME(x, y, sizeof(u32)) &&
+		       HL_SAME(x + len - 4, y + len - 4, sizeof(u32));
+	if (len >= sizeof(u16))
+		return HL_SAME(x, y, sizeof(u16)) &&
+		       HL_SAME(x + len - 2, y + len - 2, sizeof(u16));
+	return !len || *x == *y;
+}
+
 static inline bool hl_mode_valid(unsigned int mode)
 {
 	return mode >= HLOCK_IS && mode <= HLOCK_X;

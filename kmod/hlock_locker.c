@@ -133,7 +133,7 @@ static void hl_file_owner(struct hl_file *f)
 		}
 	}
 	/* The name changes seldom: most calls only compare it. */
-	if (memcmp(f->comm, current->comm, sizeof(f->comm)))
+	if (!hl_mem_eq(f->comm, current->comm, sizeof(f->comm)))
 		strscpy_pad(f->comm, current->comm, sizeof(f->comm));
 }
 
@@ -252,7 +252,8 @@ static int hl_file_ticket_take(struct hl_file *f, unsigned int mode,
 	int ret;
 
 	lockdep_assert_held(&f->lock);
-	if (f->lk.nr_reqs || f->tk.state != HL_TICKET_NONE)
+	if (f->lk.nr_reqs || f->tk.state != HL_TICKET_NONE ||
+	    likely(!hl_tickets_limited()))
 		return 0;
 	ret = hl_ticket_take(f, mode, try);
 	if (ret == -EINPROGRESS)
@@ -309,6 +310,18 @@ static void hl_lock_cancel(struct hl_file *f, struct hl_grants *g)
 	f->tk.error = 0;
 }
 
+/*
+ * Whether the locker has nothing to do with leases: none held, none stale,
+ * none asked for by the call in flight, none whose takeover waits for it.
+ * Most lockers never take one, and their calls test this once instead of
+ * calling into hlock_lease.c.  Context: f->lock held.
+ */
+static bool hl_leases_idle(const struct hl_file *f)
+{
+	return !f->leases.want && list_empty(&f->leases.held) &&
+	       list_empty(&f->leases.stale) && !f->leases.deferred;
+}
+
 /* Empty the slot after its operation was collected or undone. */
 static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
 {
@@ -319,7 +332,8 @@ static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
 	f->last_path = f->lk.op.state == HL_OP_GRANTED;
 	if (f->last_path)
 		f->heads_nr = f->lk.op.nr;
-	hl_lease_op_end(f);
+	if (unlikely(!hl_leases_idle(f)))
+		hl_lease_op_end(f);
 	hl_op_finish(&f->lk, g);
 	WRITE_ONCE(f->granted, false);
 	f->async = false;
@@ -553,8 +567,8 @@ static unsigned int hl_path_shared(const struct hl_file *f,
 
 	for (l = 1; l < max; l++)
 		if (p->nlen[l] != f->path.nlen[l] ||
-		    memcmp(buf + p->off[l], f->pathbuf + f->path.off[l],
-			   p->nlen[l]))
+		    !hl_mem_eq(buf + p->off[l], f->pathbuf + f->path.off[l],
+			       p->nlen[l]))
 			break;
 	return min(l, max);
 }
@@ -594,7 +608,7 @@ static const struct hl_path *hl_file_path(struct hl_file *f, const char *buf,
 	int ret;
 
 	lockdep_assert_held(&f->lock);
-	if (len == f->path.len && (!len || !memcmp(buf, f->pathbuf, len)))
+	if (len == f->path.len && hl_mem_eq(buf, f->pathbuf, len))
 		return &f->path;
 	ret = hl_path_parse(tmp, buf, len);
 	return ret ? ERR_PTR(ret) : tmp;
@@ -641,7 +655,7 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 	hl_file_set_path(f, p, buf);
 	hl_trace_request(f, mode, flags, timeout_ns);
 	ret = hl_file_prepare(f);
-	if (!ret)
+	if (!ret && unlikely(lease_ns))
 		ret = hl_lease_prepare(f, lease_ns);
 	if (!ret) {
 		f->slow.waited = 0;
@@ -651,7 +665,7 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 			ret = hl_op_start(lk, g);
 		if (ret == -EINPROGRESS)
 			return ret;
-		if (!ret)
+		if (!ret && unlikely(lease_ns))
 			hl_lease_grant(f);
 	}
 	hl_op_clear(f, g);
@@ -1006,7 +1020,8 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		goto out_unlock;
 	}
 	/* A lease taken over: its path's next unlock says so, once. */
-	if (op == HLOCK_IOC_UNLOCK && hl_lease_stale(f, buf, len)) {
+	if (op == HLOCK_IOC_UNLOCK && unlikely(!hl_leases_idle(f)) &&
+	    hl_lease_stale(f, buf, len)) {
 		ret = -ESTALE;
 		goto out_unlock;
 	}
@@ -1050,10 +1065,12 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 	else
 		ret = hl_downgrade(lk, h, mode, &g);
 	/* A lease ends with the last acquisition, follows a downgrade. */
-	if (!ret && op == HLOCK_IOC_UNLOCK)
-		hl_lease_unlocked(f, h);
-	else if (!ret)
-		hl_lease_refile(f, h);
+	if (!ret && unlikely(!hl_leases_idle(f))) {
+		if (op == HLOCK_IOC_UNLOCK)
+			hl_lease_unlocked(f, h);
+		else
+			hl_lease_refile(f, h);
+	}
 	rcu_read_unlock();
 out_unlock:
 	/* The last unlock (or a cancel) may leave the locker holding nothing. */

@@ -108,24 +108,48 @@ efault:
 }
 
 /*
- * A short path, @len bytes at @u, into @buf: whole words, then the bytes
- * left, never reading past the caller's @len.  Return: 0 or -EFAULT.
+ * A short path, @len bytes at @u, into @buf, never reading past the
+ * caller's @len: whole words, the last one ending at @len and overlapping
+ * the one before; shorter paths in two reads of half the size or less.
+ * A handful of loads for any path a lock call names.  Return: 0 or
+ * -EFAULT.
  */
 static int hl_get_short_path(char *buf, const char __user *u,
 			     unsigned int len)
 {
-	unsigned int i = 0;
+	unsigned int i;
 
 	if (!user_access_begin(u, len))
 		return -EFAULT;
-	for (; i + sizeof(u64) <= len; i += sizeof(u64)) {
+	if (len >= sizeof(u64)) {
 		u64 w;
 
+		for (i = 0; i + sizeof(u64) < len; i += sizeof(u64)) {
+			unsafe_get_user(w, (const u64 __user *)(u + i), efault);
+			memcpy(buf + i, &w, sizeof(w));
+		}
+		i = len - sizeof(u64);
 		unsafe_get_user(w, (const u64 __user *)(u + i), efault);
 		memcpy(buf + i, &w, sizeof(w));
+	} else if (len >= sizeof(u32)) {
+		u32 a, b;
+
+		unsafe_get_user(a, (const u32 __user *)u, efault);
+		unsafe_get_user(b, (const u32 __user *)(u + len - sizeof(b)),
+				efault);
+		memcpy(buf, &a, sizeof(a));
+		memcpy(buf + len - sizeof(b), &b, sizeof(b));
+	} else if (len >= sizeof(u16)) {
+		u16 a, b;
+
+		unsafe_get_user(a, (const u16 __user *)u, efault);
+		unsafe_get_user(b, (const u16 __user *)(u + len - sizeof(b)),
+				efault);
+		memcpy(buf, &a, sizeof(a));
+		memcpy(buf + len - sizeof(b), &b, sizeof(b));
+	} else if (len) {
+		unsafe_get_user(buf[0], u, efault);
 	}
-	for (; i < len; i++)
-		unsafe_get_user(buf[i], u + i, efault);
 	user_access_end();
 	return 0;
 efault:

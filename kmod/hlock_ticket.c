@@ -65,7 +65,7 @@ struct hl_pool {
  * The pools' sizes, the module parameters; 0 is unlimited.  Written under
  * their pool's lock, read without it by every lock call (READ_ONCE()).
  */
-static unsigned int hl_tickets[HLOCK_NR_TICKET_POOLS] __read_mostly;
+unsigned int hl_tickets[HLOCK_NR_TICKET_POOLS] __read_mostly;
 
 static struct hl_pool hl_pools[HLOCK_NR_TICKET_POOLS] = {
 	[HLOCK_TICKET_READ] = {

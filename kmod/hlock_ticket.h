@@ -47,6 +47,16 @@ struct hl_ticket {
 	int error;
 };
 
+/* Size of each pool (module parameters); 0 is unlimited. */
+extern unsigned int hl_tickets[HLOCK_NR_TICKET_POOLS];
+
+/* Whether either pool is limited: when not, a lock call takes no ticket. */
+static inline bool hl_tickets_limited(void)
+{
+	return READ_ONCE(hl_tickets[HLOCK_TICKET_READ]) |
+	       READ_ONCE(hl_tickets[HLOCK_TICKET_WRITE]);
+}
+
 int hl_ticket_take(struct hl_file *f, unsigned int mode, bool try);
 bool hl_ticket_ready(struct hl_file *f);
 void hl_ticket_withdraw(struct hl_file *f);
