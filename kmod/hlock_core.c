@@ -1127,7 +1127,8 @@ static void op_level_done(struct hl_locker *lk, bool waited)
 		locker_add(lk, op->reqs[l], op->since);
 	else if (op->step[l] == HL_STEP_CONVERT)
 		ix_update(op->reqs[l], op->prev[l], op->reqs[l]->mode);
-	hl_note_granted(lk, l, op_mode(op, l), waited);
+	if (waited)
+		hl_note_granted(lk, l, op_mode(op, l));
 	op_count(op, l);
 	op->queued = false;
 	op->level++;
@@ -1250,7 +1251,8 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 /*
  * Acquire level op->level.  Return: 1 when granted, 0 when it waits,
  * -ENOMEM, -EOVERFLOW or -ENOLCK when it failed with nothing done at this
- * level.
+ * level.  Context: in an RCU read section, which it leaves while it
+ * creates the level's resource, and enters again.
  */
 static int op_level(struct hl_locker *lk, struct hl_grants *g)
 {
@@ -1262,12 +1264,12 @@ static int op_level(struct hl_locker *lk, struct hl_grants *g)
 
 	do {
 		for (;;) {
-			hl_rcu_lock();
 			h = hl_head_lookup(lk, l);
 			if (h && !READ_ONCE(h->dead))
 				break;
 			hl_rcu_unlock();
 			ret = hl_head_create(lk, l);
+			hl_rcu_lock();
 			if (ret)
 				return ret;
 		}
@@ -1293,11 +1295,10 @@ static int op_level(struct hl_locker *lk, struct hl_grants *g)
 				ret = op_level_convert(lk, h, req, g);
 			}
 		}
-		hl_rcu_unlock();
 	} while (ret == -EAGAIN);
 	/* A level refused before it was asked for is not counted. */
 	if (ret >= 0)
-		hl_note_acquire(lk, l, m);
+		hl_note_acquire(lk, l, m, ret == 1);
 	return ret;
 }
 
@@ -1330,21 +1331,24 @@ static void op_stamp(struct hl_locker *lk)
 static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
-	int ret;
+	int ret = 1;
 
-	while (op->level < op->nr) {
+	/* One read section for the levels, not one each. */
+	hl_rcu_lock();
+	while (ret > 0 && op->level < op->nr) {
 		ret = op_level(lk, g);
-		if (ret < 0)
-			return ret;
-		if (!ret) {
-			op->queued = true;
-			/* Only a request that must wait pays for the search. */
-			if (!(op->flags & HL_RF_TRY) &&
-			    hl_deadlock_check(lk, g))
-				return -EDEADLK;
-			return -EINPROGRESS;
-		}
-		op_level_done(lk, false);
+		if (ret > 0)
+			op_level_done(lk, false);
+	}
+	hl_rcu_unlock();
+	if (ret < 0)
+		return ret;
+	if (!ret) {
+		op->queued = true;
+		/* Only a request that must wait pays for the search. */
+		if (!(op->flags & HL_RF_TRY) && hl_deadlock_check(lk, g))
+			return -EDEADLK;
+		return -EINPROGRESS;
 	}
 	op_stamp(lk);
 	op->state = HL_OP_GRANTED;

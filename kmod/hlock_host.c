@@ -82,6 +82,14 @@ u64 hl_clock_coarse(void)
 
 struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
 {
+	struct hl_file *f = hl_file_of(lk);
+
+	if (!level)
+		return f->root;
+	/* What the last lock call of the locker found (hl_space_gen()). */
+	if (level < f->heads_nr && hl_space_gen() == f->heads_gen &&
+	    !READ_ONCE(lk->op.heads[level]->dead))
+		return lk->op.heads[level];
 	return hl_space_lookup(lk, level);
 }
 
@@ -184,10 +192,13 @@ u64 hl_token_next(struct hl_locker *lk)
 
 /* Per level of every lock call: inline here, not handed on. */
 void hl_note_acquire(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode)
+		     unsigned int mode, bool granted)
 {
 	hl_stat_add(hl_file_of(lk),
 		    level[hl_stat_level(level)].acquire_count[mode], 1);
+	if (granted && trace_hlock_grant_enabled())
+		trace_hlock_grant(hl_stats_pid(hl_file_of(lk)),
+				  lk->op.heads[level], mode);
 }
 
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
@@ -197,10 +208,9 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 }
 
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode, bool waited)
+		     unsigned int mode)
 {
-	if (unlikely(waited))
-		hl_stats_waited(lk, level, mode);
+	hl_stats_waited(lk, level, mode);
 	if (trace_hlock_grant_enabled())
 		trace_hlock_grant(hl_stats_pid(hl_file_of(lk)),
 				  lk->op.heads[level], mode);

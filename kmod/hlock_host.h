@@ -195,9 +195,12 @@ void hl_op_done(struct hl_locker *lk);
  * of lk->op concerned and @mode the mode asked for there.  Context: the
  * locker lock held.
  */
-/* The level is asked for (counted even if it never is granted). */
+/*
+ * The level is asked for (counted even if it never is granted), and
+ * @granted at once: one call for the two on a level that does not wait.
+ */
 void hl_note_acquire(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode);
+		     unsigned int mode, bool granted);
 /* The level has to wait; @req is the waiting request (head lock held). */
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 		  const struct hl_req *req);
@@ -208,9 +211,9 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
  * then give up).  Context: the locker lock and the head lock of @h held.
  */
 void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
-/* The level was granted, at once or (@waited) after hl_note_wait(). */
+/* The level was granted after hl_note_wait(). */
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode, bool waited);
+		     unsigned int mode);
 /* The waiting level was withdrawn. */
 void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
 		       unsigned int mode);

@@ -56,7 +56,6 @@ static struct {
 	atomic_long_t reclaimed;	/* resources freed so far */
 	atomic_long_t revisited;	/* met again once unlinked */
 	long reclaim_at;		/* reclaim past this many */
-	unsigned long gen;		/* resources died so far */
 	struct work_struct reclaim;
 	struct mutex dead_lock;		/* protects dead, nr_dead */
 	struct list_head dead;		/* ended lock spaces */
@@ -196,25 +195,13 @@ static void hl_op_key(struct hl_locker *lk, unsigned int level,
 	k->len = f->path.nlen[level];
 }
 
-/**
- * hl_space_gen() - The reclaim generation.
- *
- * It moves whenever a resource dies, before it is unlinked and handed to
- * call_rcu().  A resource a locker found while the generation was g is
- * therefore still allocated in any RCU read section that reads g: had it
- * been freed, the grace period before the free would have begun after
- * the move, and a section that reads g began before that.  It may be dead
- * (marked, not yet moved on): look at hl_head.dead before using it.
- *
- * Return: the generation.
- */
-unsigned long hl_space_gen(void)
-{
-	return READ_ONCE(hl_space.gen);
-}
+/* Resources died so far: see hl_space_gen().  One writer: reclaim. */
+unsigned long hl_space_generation;
 
 /**
- * hl_space_lookup() - A level of the operation's path, if it exists.
+ * hl_space_lookup() - A level of the operation's path, if it exists, in
+ *	the table: the level below the root that hl_head_lookup() did not
+ *	find among those the locker's last lock call found.
  * @lk: The locker.
  * @level: The level; op.heads[@level - 1] is held by the operation.
  *
@@ -228,12 +215,6 @@ struct hl_head *hl_space_lookup(struct hl_locker *lk, unsigned int level)
 
 	struct hl_file *f = hl_file_of(lk);
 
-	if (!level)
-		return f->root;
-	/* What the last lock call of the locker found (hl_space_gen()). */
-	if (level < f->heads_nr && hl_space_gen() == f->heads_gen &&
-	    !READ_ONCE(lk->op.heads[level]->dead))
-		return lk->op.heads[level];
 	f->heads_nr = level;
 	hl_op_key(lk, level, &k);
 	r = hl_res_lookup(&k);
@@ -499,7 +480,7 @@ static bool hl_res_reclaim(struct hl_res *r)
 	/* Dead, nobody makes a child here any more: the count is final. */
 	WARN_ON_ONCE(atomic_read(&r->children));
 	/* Before it can be freed: see hl_space_gen().  One writer: us. */
-	WRITE_ONCE(hl_space.gen, hl_space.gen + 1);
+	WRITE_ONCE(hl_space_generation, hl_space_generation + 1);
 	/* Only this pass unlinks; a resource that was not linked stays. */
 	if (WARN_ON_ONCE(rhashtable_remove_fast(&hl_space.table, &r->node,
 						hl_res_params)))

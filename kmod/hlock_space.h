@@ -16,6 +16,25 @@ struct hl_req;
 struct hl_res;
 struct seq_file;
 
+extern unsigned long hl_space_generation;
+
+/**
+ * hl_space_gen() - The reclaim generation.
+ *
+ * It moves whenever a resource dies, before it is unlinked and handed to
+ * call_rcu().  A resource a locker found while the generation was g is
+ * therefore still allocated in any RCU read section that reads g: had it
+ * been freed, the grace period before the free would have begun after
+ * the move, and a section that reads g began before that.  It may be dead
+ * (marked, not yet moved on): look at hl_head.dead before using it.
+ *
+ * Return: the generation.
+ */
+static inline unsigned long hl_space_gen(void)
+{
+	return READ_ONCE(hl_space_generation);
+}
+
 int hl_space_init(void);
 void hl_space_exit(void);
 int hl_path_parse(struct hl_path *p, const char *buf, unsigned int len);

@@ -93,7 +93,7 @@ void hl_op_done(struct hl_locker *lk)
 }
 
 void hl_note_acquire(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode)
+		     unsigned int mode, bool granted)
 {
 }
 
@@ -107,7 +107,7 @@ void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 }
 
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode, bool waited)
+		     unsigned int mode)
 {
 }
 

@@ -203,12 +203,13 @@ static unsigned long note_acquire, note_wait, note_granted, note_waited,
 	note_withdrawn, note_convert, note_release;
 
 void hl_note_acquire(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode)
+		     unsigned int mode, bool granted)
 {
-	(void)lk;
 	CHECK(level < HL_MAX_LEVELS && mode && mode < HLOCK_NR_MODES,
 	      "acquire %u %u", level, mode);
+	CHECK(lk->op.level == level, "acquire at %u", level);
 	note_acquire++;
+	note_granted += granted;
 }
 
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
@@ -238,11 +239,11 @@ void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 }
 
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode, bool waited)
+		     unsigned int mode)
 {
 	CHECK(lk->op.level == level && mode, "granted at %u", level);
 	note_granted++;
-	note_waited += waited;
+	note_waited++;
 }
 
 void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
