@@ -797,8 +797,8 @@ static void part_to_head(struct hl_head *h, struct hl_req *req)
  * Return: true when done; false when @h is not partitioned, in which case
  * the caller retries under the head lock.
  */
-static bool part_change(struct hl_head *h, struct hl_req *req,
-			unsigned int m, bool head_locked)
+static inline bool part_change(struct hl_head *h, struct hl_req *req,
+			       unsigned int m, bool head_locked)
 {
 	struct hl_part *p = req->part;
 	bool partitioned;
@@ -1028,7 +1028,8 @@ static bool needs_ix(unsigned int m)
  * direct children count: a deeper request that needs IX has an IX (or
  * more) on every level between, so its parent there already says so.
  */
-static void ix_update(struct hl_req *req, unsigned int old, unsigned int new)
+static inline void ix_update(struct hl_req *req, unsigned int old,
+			     unsigned int new)
 {
 	if (req->up && needs_ix(old) != needs_ix(new))
 		req->up->ix_below += needs_ix(new) ? 1 : -1;
@@ -1051,8 +1052,8 @@ static void locker_add(struct hl_locker *lk, struct hl_req *req, u64 now)
  * a request whose ancestors' intents are already gone.  (An hlist: no
  * DEBUG_LIST check on every release.)
  */
-static void req_release(struct hl_locker *lk, struct hl_req *req,
-			struct hl_grants *g)
+static inline void req_release(struct hl_locker *lk, struct hl_req *req,
+			       struct hl_grants *g)
 {
 	hl_note_release(req);
 	if (lk->last == req)
@@ -1061,7 +1062,9 @@ static void req_release(struct hl_locker *lk, struct hl_req *req,
 	hlist_del(&req->locker_node);
 	hlist_del(&req->index_node);
 	lk->nr_reqs--;
-	req_lower(req, HLOCK_NL, 0, g);
+	/* An intent in a partition goes without the head lock (req_lower()). */
+	if (!req->part || !part_change(req->head, req, HLOCK_NL, false))
+		req_lower(req, HLOCK_NL, 0, g);
 	spare_put(lk, req);
 }
 
@@ -1118,7 +1121,7 @@ static void op_count(struct hl_op *op, unsigned int l)
 }
 
 /* Level @l of the operation is granted: account it and move on. */
-static void op_level_done(struct hl_locker *lk, bool waited)
+static inline void op_level_done(struct hl_locker *lk, bool waited)
 {
 	struct hl_op *op = &lk->op;
 	unsigned int l = op->level;
@@ -1154,10 +1157,10 @@ static void op_wait_claims(struct hl_locker *lk, struct hl_head *h,
  * -EAGAIN when @h died under us (look it up again).
  */
 static int op_level_new(struct hl_locker *lk, struct hl_head *h,
-			struct hl_grants *g)
+			unsigned int m, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
-	unsigned int l = op->level, m = op_mode(op, l);
+	unsigned int l = op->level;
 	struct hl_req *req;
 	bool granted;
 
@@ -1215,10 +1218,11 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 
 /* Convert the locker's @req on @h for level @l.  Return: 1 or 0. */
 static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
-			    struct hl_req *req, struct hl_grants *g)
+			    struct hl_req *req, unsigned int m,
+			    struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
-	unsigned int l = op->level, m = op_mode(op, l);
+	unsigned int l = op->level;
 	unsigned int target = hl_sup(req->mode, m);
 	bool granted;
 
@@ -1281,7 +1285,7 @@ static int op_level(struct hl_locker *lk, struct hl_grants *g)
 		req = l && op->step[l - 1] == HL_STEP_NEW ? NULL :
 		      hl_locker_find(lk, h);
 		if (!req) {
-			ret = op_level_new(lk, h, g);
+			ret = op_level_new(lk, h, m, g);
 		} else if (req->own + req->child >= HL_MAX_COUNT) {
 			ret = -EOVERFLOW;
 		} else {
@@ -1292,7 +1296,7 @@ static int op_level(struct hl_locker *lk, struct hl_grants *g)
 				op->step[l] = HL_STEP_RECURSE;
 				ret = 1;
 			} else {
-				ret = op_level_convert(lk, h, req, g);
+				ret = op_level_convert(lk, h, req, m, g);
 			}
 		}
 	} while (ret == -EAGAIN);
@@ -1590,13 +1594,14 @@ void hl_op_finish(struct hl_locker *lk, struct hl_grants *g)
 
 	if (op->state == HL_OP_GRANTED)
 		lk->last = op->reqs[op->nr - 1];
-	while (l-- > 0) {
+	/* Most operations found nothing the locker held: nothing pinned. */
+	while (op->pinned && l-- > 0) {
 		if (op->pinned & (1U << l)) {
+			op->pinned &= ~(1U << l);
 			op->reqs[l]->pin--;
 			req_put(lk, op->reqs[l], g);
 		}
 	}
-	op->pinned = 0;
 	op->nr = 0;
 	op->state = HL_OP_IDLE;
 }

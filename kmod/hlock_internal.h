@@ -294,7 +294,7 @@ static inline struct hl_res *hl_res_of(const struct hl_head *h)
  * call compares are short, so a few word loads, the last ending at @len
  * and overlapping the one before, not memcmp()'s byte loop.
  */
-static inline bool hl_mem_eq(const void *a, const void *b, size_t len)
+static __always_inline bool hl_mem_eq(const void *a, const void *b, size_t len)
 {
 	const char *x = a, *y = b;
 	size_t i;

@@ -649,7 +649,9 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 			  (try ? HL_RF_TRY : 0));
 	if (ret)
 		return ret;
-	hl_locker_limit(lk, READ_ONCE(hl_max_locks));
+	/* The parameter seldom changes: most calls only compare it. */
+	if (unlikely(lk->max_reqs != READ_ONCE(hl_max_locks)))
+		hl_locker_limit(lk, READ_ONCE(hl_max_locks));
 	hl_file_owner(f);
 	f->last_path = false;
 	hl_file_set_path(f, p, buf);

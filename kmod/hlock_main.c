@@ -170,7 +170,8 @@ static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 	 * built with INIT_STACK_ALL_ZERO would do on every call.
 	 */
 	char short_buf[HL_SHORT_PATH + 1] __uninitialized;
-	struct hlock_lock_args args;
+	/* Every field is copied in, or zeroed by copy_struct_from_user(). */
+	struct hlock_lock_args args __uninitialized;
 	char *buf;
 	long ret;
 
@@ -354,6 +355,9 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	size_t usize = _IOC_SIZE(cmd);
 	unsigned int nr = _IOC_NR(cmd), want;
 
+	/* Lock and unlock as this module defines them: no lookup at all. */
+	if (likely(cmd == HLOCK_IOC_LOCK || cmd == HLOCK_IOC_UNLOCK))
+		return hl_ioctl_path(f, cmd, usize, uarg);
 	/* By number: an index, not a search, on the path of every lock. */
 	if (_IOC_TYPE(cmd) != HLOCK_IOC_MAGIC || nr >= ARRAY_SIZE(hl_cmds))
 		return -ENOTTY;
