@@ -1253,12 +1253,15 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 }
 
 /*
- * Acquire level op->level.  Return: 1 when granted, 0 when it waits,
- * -ENOMEM, -EOVERFLOW or -ENOLCK when it failed with nothing done at this
- * level.  Context: in an RCU read section, which it leaves while it
- * creates the level's resource, and enters again.
+ * Acquire level op->level.  @known levels of op->heads[] are known to be
+ * the path's (hl_heads_known()); a lookup, which the host may remember,
+ * sets it to 0.  Return: 1 when granted, 0 when it waits, -ENOMEM,
+ * -EOVERFLOW or -ENOLCK when it failed with nothing done at this level.
+ * Context: in an RCU read section, which it leaves while it creates the
+ * level's resource, and enters again.
  */
-static int op_level(struct hl_locker *lk, struct hl_grants *g)
+static int op_level(struct hl_locker *lk, unsigned int *known,
+		    struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
 	unsigned int l = op->level, m = op_mode(op, l);
@@ -1267,7 +1270,9 @@ static int op_level(struct hl_locker *lk, struct hl_grants *g)
 	int ret;
 
 	do {
-		for (;;) {
+		h = op->heads[l];
+		while (l >= *known || READ_ONCE(h->dead)) {
+			*known = 0;
 			h = hl_head_lookup(lk, l);
 			if (h && !READ_ONCE(h->dead))
 				break;
@@ -1335,12 +1340,14 @@ static void op_stamp(struct hl_locker *lk)
 static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
+	unsigned int known;
 	int ret = 1;
 
 	/* One read section for the levels, not one each. */
 	hl_rcu_lock();
+	known = hl_heads_known(lk);
 	while (ret > 0 && op->level < op->nr) {
-		ret = op_level(lk, g);
+		ret = op_level(lk, &known, g);
 		if (ret > 0)
 			op_level_done(lk, false);
 	}

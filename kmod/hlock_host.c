@@ -80,16 +80,18 @@ u64 hl_clock_coarse(void)
 
 /* Resources: hlock_space.c's table, slabs and per-CPU partitions. */
 
-struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
+/* What the last lock call of the locker found (hl_space_gen()). */
+unsigned int hl_heads_known(struct hl_locker *lk)
 {
 	struct hl_file *f = hl_file_of(lk);
 
+	return hl_space_gen() == f->heads_gen ? f->heads_nr : 0;
+}
+
+struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
+{
 	if (!level)
-		return f->root;
-	/* What the last lock call of the locker found (hl_space_gen()). */
-	if (level < f->heads_nr && hl_space_gen() == f->heads_gen &&
-	    !READ_ONCE(lk->op.heads[level]->dead))
-		return lk->op.heads[level];
+		return hl_file_of(lk)->root;
 	return hl_space_lookup(lk, level);
 }
 

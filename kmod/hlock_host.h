@@ -170,6 +170,14 @@ void hl_rcu_lock(void);
 void hl_rcu_unlock(void);
 #endif
 /*
+ * How many levels of op.heads[], from the root, still hold the resources
+ * of the operation's path as the locker's last lock call left them: the
+ * operation takes those without hl_head_lookup(), once it saw they are
+ * not dead.  Asked once per read section, not once per level.  Context:
+ * hl_rcu_lock() and the locker lock held; true until the section ends.
+ */
+unsigned int hl_heads_known(struct hl_locker *lk);
+/*
  * The head of level @level of @lk's operation, below op.heads[level - 1],
  * or NULL when it does not exist.  Context: hl_rcu_lock() and the locker
  * lock held.

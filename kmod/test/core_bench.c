@@ -202,6 +202,14 @@ struct hl_part *hl_part_next(struct hl_head *h, struct hl_part *p)
 	return p ? NULL : &container_of(h, struct bhead, h)->part;
 }
 
+/* Levels of op.heads[] left by the last pair: the kernel's steady state. */
+static unsigned int known;
+
+unsigned int hl_heads_known(struct hl_locker *lk)
+{
+	return known;
+}
+
 struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
 {
 	return &heads[level].h;
@@ -241,6 +249,7 @@ int main(int argc, char **argv)
 		hl_op_finish(&lk, &g);
 		if (hl_unlock(&lk, &heads[depth].h, &g))
 			return 1;
+		known = depth + 1;
 	}
 	hl_locker_drop_spares(&lk);
 	return 0;
