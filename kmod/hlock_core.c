@@ -1036,7 +1036,7 @@ static inline void ix_update(struct hl_req *req, unsigned int old,
 }
 
 /* A new request was granted: the locker holds it from now on. */
-static void locker_add(struct hl_locker *lk, struct hl_req *req, u64 now)
+static __always_inline void locker_add(struct hl_locker *lk, struct hl_req *req, u64 now)
 {
 	req->since = now;
 	hlist_add_head(&req->locker_node, &lk->reqs);
@@ -1305,9 +1305,6 @@ static int op_level(struct hl_locker *lk, unsigned int *known,
 			}
 		}
 	} while (ret == -EAGAIN);
-	/* A level refused before it was asked for is not counted. */
-	if (ret >= 0)
-		hl_note_acquire(lk, l, m, ret == 1);
 	return ret;
 }
 
@@ -1340,7 +1337,7 @@ static void op_stamp(struct hl_locker *lk)
 static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
-	unsigned int known;
+	unsigned int known, from = op->level;
 	int ret = 1;
 
 	/* One read section for the levels, not one each. */
@@ -1351,6 +1348,9 @@ static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 		if (ret > 0)
 			op_level_done(lk, false);
 	}
+	/* A level refused before it was asked for is not counted. */
+	if (op->level > from || !ret)
+		hl_note_acquired(lk, from, op->level, !ret);
 	hl_rcu_unlock();
 	if (ret < 0)
 		return ret;

@@ -193,14 +193,19 @@ u64 hl_token_next(struct hl_locker *lk)
 /* Statistics, the slow-wait log and tracepoints (hlock_stats.c). */
 
 /* Per level of every lock call: inline here, not handed on. */
-void hl_note_acquire(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode, bool granted)
+void hl_note_acquired(struct hl_locker *lk, unsigned int from,
+		      unsigned int to, bool waits)
 {
-	hl_stat_add(hl_file_of(lk),
-		    level[hl_stat_level(level)].acquire_count[mode], 1);
-	if (granted && trace_hlock_grant_enabled())
-		trace_hlock_grant(hl_stats_pid(hl_file_of(lk)),
-				  lk->op.heads[level], mode);
+	const struct hl_op *op = &lk->op;
+	struct hl_file *f = hl_file_of(lk);
+	unsigned int l, m;
+
+	for (l = from; l < to + waits; l++) {
+		m = l + 1 == op->nr ? op->mode : op->intent;
+		hl_stat_add(f, level[hl_stat_level(l)].acquire_count[m], 1);
+		if (l < to && trace_hlock_grant_enabled())
+			trace_hlock_grant(hl_stats_pid(f), op->heads[l], m);
+	}
 }
 
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,

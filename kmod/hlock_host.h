@@ -204,11 +204,13 @@ void hl_op_done(struct hl_locker *lk);
  * locker lock held.
  */
 /*
- * The level is asked for (counted even if it never is granted), and
- * @granted at once: one call for the two on a level that does not wait.
+ * Levels @from to @to - 1 of the operation were asked for and granted at
+ * once, and level @to was asked for too if it @waits (it is counted even
+ * if it never is granted): one call for a run of levels, not one per
+ * level.  Level l asks for op.mode if it is the last, else op.intent.
  */
-void hl_note_acquire(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode, bool granted);
+void hl_note_acquired(struct hl_locker *lk, unsigned int from,
+		      unsigned int to, bool waits);
 /* The level has to wait; @req is the waiting request (head lock held). */
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 		  const struct hl_req *req);

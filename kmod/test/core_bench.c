@@ -92,8 +92,8 @@ void hl_op_done(struct hl_locker *lk)
 {
 }
 
-void hl_note_acquire(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode, bool granted)
+void hl_note_acquired(struct hl_locker *lk, unsigned int from,
+		      unsigned int to, bool waits)
 {
 }
 

@@ -202,14 +202,14 @@ void hl_op_done(struct hl_locker *lk)
 static unsigned long note_acquire, note_wait, note_granted, note_waited,
 	note_withdrawn, note_convert, note_release;
 
-void hl_note_acquire(struct hl_locker *lk, unsigned int level,
-		     unsigned int mode, bool granted)
+void hl_note_acquired(struct hl_locker *lk, unsigned int from,
+		      unsigned int to, bool waits)
 {
-	CHECK(level < HL_MAX_LEVELS && mode && mode < HLOCK_NR_MODES,
-	      "acquire %u %u", level, mode);
-	CHECK(lk->op.level == level, "acquire at %u", level);
-	note_acquire++;
-	note_granted += granted;
+	CHECK(from <= to && to + waits <= lk->op.nr && to == lk->op.level &&
+	      (from < to || waits),
+	      "acquired %u to %u (%d) at %u", from, to, waits, lk->op.level);
+	note_acquire += to - from + waits;
+	note_granted += to - from;
 }
 
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
