@@ -35,6 +35,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
+#include <asm/word-at-a-time.h>
 
 /*
  * Kbuild defines HL_RING_CANCELABLE when the kernel has
@@ -368,20 +369,38 @@ void hl_ring_release(struct hl_file *f)
 
 /*
  * The NUL-terminated path at @u into @buf, @size bytes with the NUL, a
- * byte at a time in one user-access window: most paths are short, and
- * this spares them the object checks of strncpy_from_user().  Return: its
- * length, @size when it does not fit, or -EFAULT.
+ * word at a time in one user-access window, as strncpy_from_user() reads
+ * (a word may go past the NUL, never past @size), without its object
+ * checks: most paths are short.  A word that faults, at the end of a
+ * mapping, is read again a byte at a time.  Return: its length, @size
+ * when it does not fit, or -EFAULT.
  */
 static long hl_ring_get_path(char *buf, const char __user *u, long size)
 {
-	long i;
+	const struct word_at_a_time constants = WORD_AT_A_TIME_CONSTANTS;
+	long i = 0;
 
 	/* A path at the top of the address space: the careful way. */
 	if (!user_access_begin(u, size)) {
 		i = strncpy_from_user(buf, u, size);
 		return i < 0 ? -EFAULT : i;
 	}
-	for (i = 0; i < size; i++) {
+	for (; i + (long)sizeof(unsigned long) <= size;
+	     i += sizeof(unsigned long)) {
+		unsigned long c, data;
+
+		unsafe_get_user(c, (const unsigned long __user *)(u + i),
+				bytes);
+		memcpy(buf + i, &c, sizeof(c));
+		if (has_zero(c, &data, &constants)) {
+			data = prep_zero_mask(c, data, &constants);
+			data = create_zero_mask(data);
+			user_access_end();
+			return i + find_zero(data);
+		}
+	}
+bytes:
+	for (; i < size; i++) {
 		unsafe_get_user(buf[i], u + i, efault);
 		if (!buf[i])
 			break;

@@ -1340,6 +1340,16 @@ TEST_F_TIMEOUT(ur, rejections, TEST_TMO)
 				    submit_lock(ring, l, edge + page - 8, S,
 						-1, 0)));
 	/*
+	 * One whose NUL is the last byte before that page: the word read
+	 * that runs past it faults, and the bytes are read one by one.
+	 */
+	memcpy(edge + page - 4, "e/d", 4);
+	ASSERT_EQ(0, call_res(_metadata, ring,
+			      submit_lock(ring, l, edge + page - 4, S, -1, 0)));
+	ASSERT_EQ(S, hlock_held(l, "e/d"));
+	ASSERT_EQ(0, call_res(_metadata, ring,
+			      submit_unlock(ring, l, edge + page - 4, 0)));
+	/*
 	 * Paths of every length about the kernel's on-stack path buffer,
 	 * then on to past HLOCK_PATH_MAX (too deep or too long): what the
 	 * ioctl says, on another locker.
