@@ -22,7 +22,8 @@
  *   parse path     hl_file_path(): the locker's last path again, else
  *                  hl_path_parse() (hlock_space.c)
  *   claim op       hl_op_claim() (hlock_core.c) takes the slot;
- *                  hl_locker_limit(), hl_file_owner(), hl_file_set_path()
+ *                  hl_locker_limit() if the parameter changed,
+ *                  hl_file_owner(), hl_file_set_path()
  *                  (the resources of the levels shared with the last path
  *                  are known), hl_trace_request()
  *   prepare        hl_file_prepare() (index, spare requests),
@@ -31,7 +32,7 @@
  *                  leave the operation pending it)
  *   core op start  hl_op_start() (hlock_core.c): level by level, granted
  *                  or waiting; the core counts through hlock_host.c
- *                  (hl_note_acquire(), hl_stats_wait()...)
+ *                  (hl_note_acquired(), hl_stats_wait()...)
  *   wait/continue  hl_lock_call(): a try gives up (hl_lock_try(),
  *                  hl_lock_give_up()) unless it waits for its cluster
  *                  node's DLM lock; an async call returns -EINPROGRESS;
