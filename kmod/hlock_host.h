@@ -36,8 +36,9 @@ unsigned int hl_grant_policy(void);
 u64 hl_clock(void);
 /*
  * A stamp of when a request was granted, for how long it is held: a
- * clock of the host's own (the kernel's: jiffies), coarse and cheap to
- * read, as every lock call reads it.
+ * clock of the host's own, coarse and cheap to read, as every lock call
+ * reads it (the kernel's: CLOCK_BOOTTIME as of the last tick, never ahead
+ * of the precise one the lock table reads against it).
  */
 u64 hl_clock_coarse(void);
 /*

@@ -53,7 +53,7 @@ struct hl_snap {
 	unsigned int count;
 	struct pid_namespace *ns;
 	u64 now;
-	u64 ticks;
+	u64 boot;
 };
 
 /*
@@ -203,7 +203,7 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 		hl_head_unlock(req->head);
 	}
 	if (rec->state != HLOCK_STATE_WAITING && accounted)
-		rec->held_ns = jiffies64_to_nsecs(s->ticks - req->since);
+		rec->held_ns = s->boot - req->since;
 	hl_path_fill(req->head, (char *)(rec + 1), len);
 	ext = hl_rec_ext(rec, len);
 	/*
@@ -239,7 +239,8 @@ static int hl_snap_file(struct hl_snap *s, struct hl_file *f)
 	 * wrapped to about 2^64 ns.
 	 */
 	s->now = hl_clock();
-	s->ticks = hl_clock_coarse();
+	/* Precise, against grant times of the coarse clock (hl_clock_coarse()). */
+	s->boot = ktime_get_boottime_ns();
 	if (op->state == HL_OP_WAITING && op->queued)
 		pending = op->reqs[op->level];
 	hlist_for_each_entry(req, &lk->reqs, locker_node) {
