@@ -602,9 +602,9 @@ static void hl_file_set_path(struct hl_file *f, const struct hl_path *p,
  * f->lock held.  Return: the path, or ERR_PTR() of hl_path_parse()'s
  * error.
  */
-static const struct hl_path *hl_file_path(struct hl_file *f, const char *buf,
-					  unsigned int len,
-					  struct hl_path *tmp)
+static __always_inline const struct hl_path *
+hl_file_path(struct hl_file *f, const char *buf, unsigned int len,
+	     struct hl_path *tmp)
 {
 	int ret;
 
