@@ -108,6 +108,23 @@ efault:
 }
 
 /*
+ * @len bytes at @u into @buf, @len from one to two sizes of @type: two
+ * reads of @type, the first and the last of them, overlapping.  Inside a
+ * user-access window; a fault goes to @label.
+ */
+#define hl_get_two(type, buf, u, len, label)				\
+do {									\
+	type a_, b_;							\
+									\
+	unsafe_get_user(a_, (const type __user *)(u), label);		\
+	unsafe_get_user(b_,						\
+			(const type __user *)((u) + (len) - sizeof(type)), \
+			label);						\
+	memcpy((buf), &a_, sizeof(type));				\
+	memcpy((buf) + (len) - sizeof(type), &b_, sizeof(type));	\
+} while (0)
+
+/*
  * A short path, @len bytes at @u, into @buf, never reading past the
  * caller's @len: whole words, the last one ending at @len and overlapping
  * the one before; shorter paths in two reads of half the size or less.
@@ -132,21 +149,9 @@ static int hl_get_short_path(char *buf, const char __user *u,
 		unsafe_get_user(w, (const u64 __user *)(u + i), efault);
 		memcpy(buf + i, &w, sizeof(w));
 	} else if (len >= sizeof(u32)) {
-		u32 a, b;
-
-		unsafe_get_user(a, (const u32 __user *)u, efault);
-		unsafe_get_user(b, (const u32 __user *)(u + len - sizeof(b)),
-				efault);
-		memcpy(buf, &a, sizeof(a));
-		memcpy(buf + len - sizeof(b), &b, sizeof(b));
+		hl_get_two(u32, buf, u, len, efault);
 	} else if (len >= sizeof(u16)) {
-		u16 a, b;
-
-		unsafe_get_user(a, (const u16 __user *)u, efault);
-		unsafe_get_user(b, (const u16 __user *)(u + len - sizeof(b)),
-				efault);
-		memcpy(buf, &a, sizeof(a));
-		memcpy(buf + len - sizeof(b), &b, sizeof(b));
+		hl_get_two(u16, buf, u, len, efault);
 	} else if (len) {
 		unsafe_get_user(buf[0], u, efault);
 	}
