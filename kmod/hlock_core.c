@@ -1036,7 +1036,8 @@ static inline void ix_update(struct hl_req *req, unsigned int old,
 }
 
 /* A new request was granted: the locker holds it from now on. */
-static __always_inline void locker_add(struct hl_locker *lk, struct hl_req *req, u64 now)
+static __always_inline void locker_add(struct hl_locker *lk,
+				       struct hl_req *req, u64 now)
 {
 	req->since = now;
 	hlist_add_head(&req->locker_node, &lk->reqs);
