@@ -1036,8 +1036,8 @@ static inline void ix_update(struct hl_req *req, unsigned int old,
 }
 
 /* A new request was granted: the locker holds it from now on. */
-static __always_inline void locker_add(struct hl_locker *lk,
-				       struct hl_req *req, u64 now)
+static inline void locker_add(struct hl_locker *lk, struct hl_req *req,
+			      u64 now)
 {
 	req->since = now;
 	hlist_add_head(&req->locker_node, &lk->reqs);
@@ -1088,12 +1088,7 @@ static void req_drop(struct hl_locker *lk, struct hl_req *req, bool own,
 	req_put(lk, req, g);
 }
 
-/* Mode and flags the operation asks for at level @l. */
-static unsigned int op_mode(const struct hl_op *op, unsigned int l)
-{
-	return l + 1 == op->nr ? op->mode : op->intent;
-}
-
+/* Flags the operation asks for at level @l (its mode: hl_op_mode()). */
 static unsigned int op_flags(const struct hl_op *op, unsigned int l)
 {
 	unsigned int f = 0;
@@ -1132,7 +1127,7 @@ static inline void op_level_done(struct hl_locker *lk, bool waited)
 	else if (op->step[l] == HL_STEP_CONVERT)
 		ix_update(op->reqs[l], op->prev[l], op->reqs[l]->mode);
 	if (waited)
-		hl_note_granted(lk, l, op_mode(op, l));
+		hl_note_granted(lk, l, hl_op_mode(op, l));
 	op_count(op, l);
 	op->queued = false;
 	op->level++;
@@ -1265,7 +1260,7 @@ static int op_level(struct hl_locker *lk, unsigned int *known,
 		    struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
-	unsigned int l = op->level, m = op_mode(op, l);
+	unsigned int l = op->level, m = hl_op_mode(op, l);
 	struct hl_head *h;
 	struct hl_req *req;
 	int ret;
@@ -1407,7 +1402,7 @@ bool hl_op_withdraw(struct hl_locker *lk, struct hl_grants *g)
 	hl_head_lock(h);
 	waits = req->state != HL_GRANTED;
 	if (waits) {
-		hl_note_withdrawn(lk, op->level, op_mode(op, op->level));
+		hl_note_withdrawn(lk, op->level, hl_op_mode(op, op->level));
 		head_cancel(h, req, g);
 	}
 	hl_head_unlock(h);

@@ -453,6 +453,12 @@ static inline bool hl_head_idle(const struct hl_head *h)
 	return !h->granted_mask && !h->wait_mask;
 }
 
+/* The mode an operation asks for at level @l: its mode last, else intent. */
+static inline unsigned int hl_op_mode(const struct hl_op *op, unsigned int l)
+{
+	return l + 1 == op->nr ? op->mode : op->intent;
+}
+
 static inline void hl_grants_init(struct hl_grants *g)
 {
 	INIT_LIST_HEAD(&g->lockers);

@@ -65,18 +65,16 @@ u64 hl_clock(void)
 }
 
 /**
- * hl_clock_coarse() - hl_clock() as of the last tick.
+ * hl_clock_coarse() - CLOCK_BOOTTIME as of the last tick.
  *
- * Cheaper (no clocksource read): for times shown at tick resolution, such
- * as how long a lock is held.  Never ahead of hl_clock().
- *
- * Context: any.
- * Return: CLOCK_MONOTONIC in ns, at most a tick behind.
- */
-/*
+ * Cheaper (no clocksource read): for how long a lock is held, which the
+ * lock table reads against ktime_get_boottime_ns(); never ahead of it.
  * Not ktime_get_coarse_ns(): CLOCK_MONOTONIC's coarse read builds a
  * timespec and normalises it, several times the instructions of a base
  * plus an offset.
+ *
+ * Context: any.
+ * Return: CLOCK_BOOTTIME in ns, at most a tick behind.
  */
 u64 hl_clock_coarse(void)
 {
@@ -197,7 +195,7 @@ u64 hl_token_next(struct hl_locker *lk)
 
 /* Statistics, the slow-wait log and tracepoints (hlock_stats.c). */
 
-/* Per level of every lock call: inline here, not handed on. */
+/* Per run of levels of every lock call: inline here, not handed on. */
 void hl_note_acquired(struct hl_locker *lk, unsigned int from,
 		      unsigned int to, bool waits)
 {
@@ -206,7 +204,7 @@ void hl_note_acquired(struct hl_locker *lk, unsigned int from,
 	unsigned int l, m;
 
 	for (l = from; l < to + waits; l++) {
-		m = l + 1 == op->nr ? op->mode : op->intent;
+		m = hl_op_mode(op, l);
 		hl_stat_add(f, level[hl_stat_level(l)].acquire_count[m], 1);
 		if (l < to && trace_hlock_grant_enabled())
 			trace_hlock_grant(hl_stats_pid(f), op->heads[l], m);

@@ -208,7 +208,7 @@ void hl_op_done(struct hl_locker *lk);
  * Levels @from to @to - 1 of the operation were asked for and granted at
  * once, and level @to was asked for too if it @waits (it is counted even
  * if it never is granted): one call for a run of levels, not one per
- * level.  Level l asks for op.mode if it is the last, else op.intent.
+ * level.  Level l asks for hl_op_mode(op, l).
  */
 void hl_note_acquired(struct hl_locker *lk, unsigned int from,
 		      unsigned int to, bool waits);

@@ -281,7 +281,6 @@ static inline struct hl_res *hl_res_of(const struct hl_head *h)
 	return container_of(h, struct hl_res, head);
 }
 
-/* A mode a lock call may ask for. */
 /* @n bytes at @a and @b, n a word size or less: one load each. */
 #define HL_SAME(a, b, n) ({					\
 	u64 __x = 0, __y = 0;					\
@@ -308,13 +307,16 @@ static __always_inline bool hl_mem_eq(const void *a, const void *b, size_t len)
 	}
 	if (len >= sizeof(u32))
 		return HL_SAME(x, y, sizeof(u32)) &&
-		       HL_SAME(x + len - 4, y + len - 4, sizeof(u32));
+		       HL_SAME(x + len - sizeof(u32), y + len - sizeof(u32),
+			       sizeof(u32));
 	if (len >= sizeof(u16))
 		return HL_SAME(x, y, sizeof(u16)) &&
-		       HL_SAME(x + len - 2, y + len - 2, sizeof(u16));
+		       HL_SAME(x + len - sizeof(u16), y + len - sizeof(u16),
+			       sizeof(u16));
 	return !len || *x == *y;
 }
 
+/* A mode a lock call may ask for. */
 static inline bool hl_mode_valid(unsigned int mode)
 {
 	return mode >= HLOCK_IS && mode <= HLOCK_X;

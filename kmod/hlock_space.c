@@ -210,10 +210,9 @@ unsigned long hl_space_generation;
  */
 struct hl_head *hl_space_lookup(struct hl_locker *lk, unsigned int level)
 {
+	struct hl_file *f = hl_file_of(lk);
 	struct hl_key k;
 	struct hl_res *r;
-
-	struct hl_file *f = hl_file_of(lk);
 
 	f->heads_nr = level;
 	hl_op_key(lk, level, &k);

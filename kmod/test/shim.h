@@ -31,9 +31,6 @@ typedef int64_t s64;
 /* Likewise a plain load. */
 #define smp_load_acquire(p)	(*(p))
 
-#ifndef __always_inline
-#define __always_inline	inline __attribute__((__always_inline__))
-#endif
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
