@@ -823,6 +823,7 @@ enum { SINGLE, HANDOFF };
 #define C_NOP		(1 << 3)	/* io_uring: NOPs, the ring's own cost */
 #define C_SHARED	(1 << 4)	/* hlock: S instead of X */
 #define C_ICOUNT	(1 << 5)	/* only in the instruction count run (-I) */
+#define C_UNDER_DB	(1 << 6)	/* its locker holds IX on "db" */
 
 struct cand {
 	const char *what;	/* the row */
@@ -868,6 +869,8 @@ static struct cand cands[] = {
 	     K_HLOCK, "a/b/c/d/e/f/g/h", C_SHARED | C_ICOUNT),
 	CAND(SINGLE, "hlock X \"db/coll\", stats off",
 	     "hlock_db_coll_nostats", K_HLOCK, "db/coll", C_STATS_OFF),
+	CAND(SINGLE, "hlock X \"db/coll\", holding IX on \"db\"",
+	     "hlock_db_coll_under", K_HLOCK, "db/coll", C_UNDER_DB | C_ICOUNT),
 	CAND(SINGLE, "hlock X \"db/coll\", holding many",
 	     "hlock_db_coll_held", K_HLOCK, "db/coll", C_HELD),
 	URING_CAND(1),
@@ -1016,6 +1019,11 @@ static void cand_setup(struct cand *c, struct locker *l)
 	if (c->kind == K_URING)
 		uring_open(l, c->batch, c->flags & C_NOP);
 	l->shared = !!(c->flags & C_SHARED);
+	if (c->flags & C_UNDER_DB) {
+		ret = hlock_lock(l->fd, "db", HLOCK_IX, 0, 0);
+		if (ret)
+			die("hlock_lock IX \"db\": %s", strerror(-ret));
+	}
 	if (!(c->flags & C_HELD))
 		return;
 	for (k = 0; k < opt_held; k++) {
@@ -1036,6 +1044,12 @@ static void cand_teardown(struct cand *c, struct locker *l)
 		set_stats(1);
 	if (c->kind == K_URING)
 		uring_close(l);
+	if (c->flags & C_UNDER_DB) {
+		ret = hlock_unlock(l->fd, "db");
+		if (ret)
+			die("hlock_unlock \"db\": %s",
+			    ret < 0 ? strerror(-ret) : "still held");
+	}
 	if (!(c->flags & C_HELD))
 		return;
 	for (k = 0; k < opt_held; k++) {
