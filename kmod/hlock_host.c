@@ -195,20 +195,38 @@ u64 hl_token_next(struct hl_locker *lk)
 
 /* Statistics, the slow-wait log and tracepoints (hlock_stats.c). */
 
-/* Per run of levels of every lock call: inline here, not handed on. */
+/*
+ * Per run of levels of every lock call: inline here, not handed on.  The
+ * levels above the last all count their intent, and every level from
+ * HLOCK_LEVEL_OBJECT on counts in one row: the run is counted in a few
+ * additions, not two per level.
+ */
 void hl_note_acquired(struct hl_locker *lk, unsigned int from,
 		      unsigned int to, bool waits)
 {
 	const struct hl_op *op = &lk->op;
 	struct hl_file *f = hl_file_of(lk);
-	unsigned int l, m;
+	unsigned int i = op->intent, last = op->nr - 1, end = to + waits;
+	unsigned int above = min(end, last), l, n;
 
-	for (l = from; l < to + waits; l++) {
-		m = hl_op_mode(op, l);
-		hl_stat_add(f, level[hl_stat_level(l)].acquire_count[m], 1);
-		if (l < to && trace_hlock_grant_enabled())
-			trace_hlock_grant(hl_stats_pid(f), op->heads[l], m);
+	if (READ_ONCE(hl_stats_on)) {
+		for (l = from; l < above && l < HLOCK_LEVEL_OBJECT; l++)
+			__hl_stat_add(f, level[l].acquire_count[i], 1);
+		if (l < above) {
+			/* The object row counts every level from it on. */
+			n = above - l;
+			l = HLOCK_LEVEL_OBJECT;
+			__hl_stat_add(f, level[l].acquire_count[i], n);
+		}
+		if (end > last) {
+			l = hl_stat_level(last);
+			__hl_stat_add(f, level[l].acquire_count[op->mode], 1);
+		}
 	}
+	if (trace_hlock_grant_enabled())
+		for (l = from; l < to; l++)
+			trace_hlock_grant(hl_stats_pid(f), op->heads[l],
+					  hl_op_mode(op, l));
 }
 
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,

@@ -59,19 +59,26 @@ void hl_stats_convert(struct hl_req *req, unsigned int target);
 void hl_stats_deadlock(struct hl_locker *lk, unsigned int level,
 		       unsigned int mode);
 
-/* Add @n to one statistic of @f (its lock held) and of its lock space. */
 /* The row of the per-level statistics a level counts in. */
 static inline unsigned int hl_stat_level(unsigned int level)
 {
 	return min_t(unsigned int, level, HLOCK_LEVEL_OBJECT);
 }
 
+/*
+ * Add @n to one statistic of @f (its lock held) and of its lock space;
+ * __hl_stat_add() when the caller read hl_stats_on already.
+ */
+#define __hl_stat_add(f, field, n)					\
+	do {								\
+		(f)->stats.field += (n);				\
+		this_cpu_add((f)->ns->stats->field, (n));		\
+	} while (0)
+
 #define hl_stat_add(f, field, n)					\
 	do {								\
-		if (READ_ONCE(hl_stats_on)) {				\
-			(f)->stats.field += (n);			\
-			this_cpu_add((f)->ns->stats->field, (n));	\
-		}							\
+		if (READ_ONCE(hl_stats_on))				\
+			__hl_stat_add(f, field, n);			\
 	} while (0)
 
 #endif /* _HLOCK_STATS_H */
