@@ -136,6 +136,9 @@ static int hl_get_short_path(char *buf, const char __user *u,
 {
 	unsigned int i;
 
+	/* Unaligned user words only where the machine reads them cheaply. */
+	if (!IS_ENABLED(CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS))
+		return copy_from_user(buf, u, len) ? -EFAULT : 0;
 	if (!user_access_begin(u, len))
 		return -EFAULT;
 	if (len >= sizeof(u64)) {

@@ -385,7 +385,10 @@ static long hl_ring_get_path(char *buf, const char __user *u, long size)
 		i = strncpy_from_user(buf, u, size);
 		return i < 0 ? -EFAULT : i;
 	}
-	for (; i + (long)sizeof(unsigned long) <= size;
+	/* Unaligned words only where the machine reads them cheaply. */
+	for (; (IS_ENABLED(CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS) ||
+		IS_ALIGNED((unsigned long)u, sizeof(unsigned long))) &&
+	       i + (long)sizeof(unsigned long) <= size;
 	     i += sizeof(unsigned long)) {
 		unsigned long c, data;
 
