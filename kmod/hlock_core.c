@@ -174,6 +174,7 @@ void hl_head_init(struct hl_head *h, struct hl_head *parent)
 	h->cluster = false;
 	h->node_mode = HLOCK_X;
 	h->remote_mask = 0;
+	h->remote_seq = 0;
 	h->try_waiting = 0;
 }
 
@@ -387,17 +388,34 @@ static void conv_remove(struct hl_head *h, struct hl_req *req)
 }
 
 /*
- * Whether what this node holds of @h in the DLM lets a new request for @m
- * be granted: it covers @m, and no other node waits for a mode that @m
- * conflicts with.  Always, outside a cluster lock space; never once this
- * node lost the cluster (the others may hold what it holds by now).
+ * Whether a new request of sequence number @seq (0: arriving now) waits
+ * for other nodes' turn on @h (@h->remote_mask).  Not if it was waiting
+ * here already when the first of them became known: this node asked the
+ * DLM for it first, and the blocking AST that says another node waits
+ * often comes with the grant (the DLM sends it as it grants this node's
+ * request, with the other one queued behind).  Held back, such a request
+ * would see every grant go to the other nodes unused.
  */
-static bool node_allows(const struct hl_head *h, unsigned int m)
+static bool after_remote(const struct hl_head *h, s64 seq)
+{
+	return seq <= 0 || seq > h->remote_seq;
+}
+
+/*
+ * Whether what this node holds of @h in the DLM lets a new request for @m
+ * (of sequence number @seq, 0 when arriving now) be granted: it covers
+ * @m, and no other node waits for a mode that @m conflicts with, unless
+ * the request was first.  Always, outside a cluster lock space; never
+ * once this node lost the cluster (the others may hold what it holds by
+ * now).
+ */
+static bool node_allows(const struct hl_head *h, unsigned int m, s64 seq)
 {
 	if (likely(!h->cluster))
 		return true;
 	return hl_covers(h->node_mode, m) &&
-	       !hl_conflicts(m, h->remote_mask) && !hl_node_lost(h);
+	       !(hl_conflicts(m, h->remote_mask) && after_remote(h, seq)) &&
+	       !hl_node_lost(h);
 }
 
 /* The same for a conversion to @target: other nodes' waits do not count. */
@@ -545,7 +563,7 @@ static void grant_pass(struct hl_head *h, struct hl_grants *g)
 	}
 	while ((req = hl_queue_first(h, skip))) {
 		if (hl_conflicts(req->mode, h->granted_mask | h->conv_mask) ||
-		    !node_allows(h, req->mode)) {
+		    !node_allows(h, req->mode, req->seq)) {
 			/* The head blocks everything behind it. */
 			if (first)
 				break;
@@ -650,7 +668,7 @@ static bool head_request(struct hl_head *h, struct hl_req *req,
 	if (likely(!hl_test_skip_conflict) &&
 	    (hl_conflicts(m, h->granted_mask) ||
 	     (!h->compat_first && hl_conflicts(m, h->wait_mask)) ||
-	     !node_allows(h, m))) {
+	     !node_allows(h, m, 0))) {
 		req->state = HL_WAITING;
 		req->part = NULL;
 		if (req->flags & HL_RF_FRONT) {
@@ -1833,7 +1851,9 @@ bool hl_node_only(const struct hl_head *h, const struct hl_req *req)
 		others = others_mask(h, req);
 	} else {
 		m = req->mode;
-		others = h->granted_mask | h->remote_mask | h->wait_mask;
+		others = h->granted_mask | h->wait_mask;
+		if (after_remote(h, req->seq))
+			others |= h->remote_mask;
 		if (h->wait_count[m] == 1)
 			others &= ~hl_mode_bit(m);
 	}
@@ -1854,6 +1874,8 @@ void hl_node_remote(struct hl_head *h, unsigned int mask)
 	unsigned int m;
 
 	hl_assert_head_locked(h);
+	if (!h->remote_mask)
+		h->remote_seq = h->back_seq;
 	h->remote_mask |= mask;
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
 		if (mask & hl_mode_bit(m))

@@ -156,6 +156,11 @@ struct hl_part {
  *	conversions do not wait for them (their holders already block the
  *	other nodes, which wait for them in turn).  Cleared when this
  *	node's DLM lock has gone down, or away: then nobody waits for it.
+ *	New requests that waited already when it was set (@remote_seq) do
+ *	not wait for them either.
+ * @remote_seq: @back_seq when @remote_mask was last set from 0: waiting
+ *	new requests up to this number (HLOCK_F_FRONT ones aside) came
+ *	before the other nodes' waits.
  * @try_waiting: Requests of try-locks (HL_RF_TRY) waiting here, when
  *	@cluster: they wait for the DLM's answer at once (hl_node_update()).
  *
@@ -188,6 +193,7 @@ struct hl_head {
 	unsigned char node_mode;
 	unsigned int remote_mask;
 	unsigned int try_waiting;
+	s64 remote_seq;
 #ifdef __KERNEL__
 	spinlock_t lock;
 	struct hl_part __percpu *parts;

@@ -2453,6 +2453,39 @@ static void test_node(void)
 }
 
 /*
+ * A's X waits for the DLM behind B's S.  B lets go and asks again at once:
+ * the DLM grants A's X and tells A that B waits, and A takes both in in
+ * one pass.  The X was first: it is granted, then A gives way.  Held back,
+ * it would see A's DLM X go to B unused, each time.
+ */
+static void test_node_first(void)
+{
+	dlm_start();
+	dlm_b(HLOCK_S);
+	dlm_settle();
+	CHECK(lock(32, "c", HLOCK_X, 0) == -EINPROGRESS, "X waits for B");
+	dlm_settle();
+	CHECK(dlm.a_busy && collect(32) == -EAGAIN, "queued in the DLM");
+	dlm_b(HLOCK_NL);
+	dlm_b(HLOCK_S);
+	CHECK(dlm.answer && dlm.basts, "A's X granted, and B waits again");
+	dlm_settle();
+	CHECK(collect(32) == 0 && dlm.a_mode == HLOCK_X && dlm.b_want == HLOCK_S,
+	      "the X that was first is granted, B waits for it");
+	CHECK(lock(33, "c", HLOCK_IS, 0) == -EINPROGRESS,
+	      "an IS that came after B waits behind it");
+	CHECK(unlock(32, "c") == 0, "released");
+	dlm_settle();
+	CHECK(dlm.b_mode == HLOCK_S, "then B");
+	dlm_b(HLOCK_NL);
+	dlm_settle();
+	CHECK(collect(33) == 0, "then the IS");
+	CHECK(unlock(33, "c") == 0, "released");
+	dlm_settle();
+	dlm_stop();
+}
+
+/*
  * Random lock calls of A's lockers and of node B on "c", with and
  * without caching, checking the two nodes' safety after every step
  * (dlm_check()) and that everything is granted once B lets go.
@@ -2770,6 +2803,7 @@ int main(void)
 	test_lvb_publish();
 	test_cluster();
 	test_node();
+	test_node_first();
 	for (seed = 1; seed <= 40; seed++) {
 		test_node_random(seed, true);
 		test_node_random(seed, false);
