@@ -13,10 +13,13 @@
  * then on new local requests that conflict with it wait too (hl_head's
  * remote_mask), and once the local holders allow it the DLM lock goes
  * down to what they still hold, NL when nothing, and the other node gets
- * its turn.  (With the parameter cluster_cache off it goes down at every
- * release instead, so that every lock is a DLM round trip: for
- * comparison.)  What to ask and when is the core's (hlock_node.c): this
- * file calls the DLM, takes its answers in and hands them to the core.
+ * its turn.  Up from NL is a new DLM lock in the other of two slots (the
+ * NL one is dropped once it is asked), so that it queues behind the
+ * nodes that wait (hlock_node.c says why).  (With the parameter
+ * cluster_cache off it goes down at every release instead, so that every
+ * lock is a DLM round trip: for comparison.)  What to ask and when is the
+ * core's (hlock_node.c): this file calls the DLM, takes its answers in
+ * and hands them to the core.
  *
  * DLM modes NL, CR, CW, PR, PW and EX are hlock's NL, IS, IX, S, SIX and X,
  * with the same numbers and the same compatibility matrix.
@@ -74,10 +77,11 @@ void hl_clk_update(struct hl_head *h)
 		hl_clk_queue(c);
 }
 
-/* The completion AST: a request of the lock ended (lksb.sb_status). */
+/* The completion AST: a request of a slot's lock ended (lksb.sb_status). */
 static void hl_clk_ast(void *arg)
 {
-	struct hl_clk *c = arg;
+	struct hl_clk_slot *s = arg;
+	struct hl_clk *c = s->c;
 	struct hl_cluster *cl = c->cl;
 
 	/*
@@ -91,7 +95,7 @@ static void hl_clk_ast(void *arg)
 	atomic_inc(&c->refs);
 	/* Counted before the work can see the answer. */
 	smp_mb__after_atomic();
-	set_bit(0, &c->done);
+	set_bit(s - c->slot, &c->done);
 	/* Test build: a test holds the callback here (hlock_test.h). */
 	hl_test_stall(HL_TP_AST, c->r->name, c->r->len);
 	hl_clk_queue(c);
@@ -104,7 +108,8 @@ static void hl_clk_ast(void *arg)
 /* The blocking AST: another node waits for @mode. */
 static void hl_clk_bast(void *arg, int mode)
 {
-	struct hl_clk *c = arg;
+	struct hl_clk_slot *s = arg;
+	struct hl_clk *c = s->c;
 
 	if (mode <= HLOCK_NL || mode >= HLOCK_NR_MODES)
 		return;
@@ -118,7 +123,8 @@ static void hl_clk_bast(void *arg, int mode)
 /* The request in flight ended: take in its result.  Context: head lock. */
 static void hl_clk_result(struct hl_clk *c, struct hl_head *h)
 {
-	int status = c->lksb.sb_status;
+	struct dlm_lksb *lksb = &c->slot[c->node.slot].lksb;
+	int status = lksb->sb_status;
 	enum hl_node_answer a;
 
 	switch (status) {
@@ -143,7 +149,7 @@ static void hl_clk_result(struct hl_clk *c, struct hl_head *h)
 		break;
 	}
 	if (hl_node_answer(h, &c->node, a))
-		hl_lvb_load(c->r, c->lksb.sb_flags & DLM_SBF_VALNOTVALID ?
+		hl_lvb_load(c->r, lksb->sb_flags & DLM_SBF_VALNOTVALID ?
 				  NULL : (const u8 *)c->lvb);
 }
 
@@ -177,11 +183,46 @@ static void hl_clk_refused(struct hl_clk *c, unsigned int call, int err)
 				   msecs_to_jiffies(HL_RETRY_MS));
 }
 
+/* The answer to hl_clk_drop() came.  Context: head lock. */
+static void hl_clk_dropped(struct hl_clk *c, struct hl_head *h)
+{
+	int status = c->slot[!c->node.slot].lksb.sb_status;
+
+	if (status != -DLM_EUNLOCK)
+		pr_warn_ratelimited("NL lock of a resource in lockspace %s stays: %d\n",
+				    c->cl->name, status);
+	hl_node_dropped(h, &c->node);
+}
+
+/*
+ * Unlock the NL lock in @s, which the lock granted in the other slot
+ * replaces.  Refused at once, it stays until the lockspace goes, and the
+ * slot is free again.  Context: process context, no lock held.
+ */
+static void hl_clk_drop(struct hl_clk *c, struct hl_clk_slot *s)
+{
+	struct hl_head *h = &c->r->head;
+	int ret;
+
+	hl_cluster_sent(c->cl);
+	ret = (*hl_dlm.unlock)(c->cl->ls, s->lksb.sb_lkid, 0, &s->lksb, s);
+	if (!ret)
+		return;
+	hl_cluster_answered(c->cl);
+	pr_warn_ratelimited("NL lock of a resource in lockspace %s stays: %d\n",
+			    c->cl->name, ret);
+	hl_head_lock(h);
+	hl_node_dropped(h, &c->node);
+	hl_head_unlock(h);
+	hl_clk_queue(c);
+}
+
 /* One pass of hl_clk_work(). */
 static void hl_clk_pass(struct hl_clk *c)
 {
 	struct hl_head *h = &c->r->head;
 	struct hl_node_req req;
+	struct hl_clk_slot *s;
 	struct hl_grants g;
 	unsigned int basts;
 	int ret;
@@ -195,7 +236,10 @@ static void hl_clk_pass(struct hl_clk *c)
 	if (atomic_read(&c->basts))
 		hl_test_stall(HL_TP_BAST, c->r->name, c->r->len);
 	hl_head_lock(h);
-	if (test_and_clear_bit(0, &c->done))
+	/* The NL lock a new lock replaced is gone. */
+	if (test_and_clear_bit(!c->node.slot, &c->done))
+		hl_clk_dropped(c, h);
+	if (test_and_clear_bit(c->node.slot, &c->done))
 		hl_clk_result(c, h);
 	WRITE_ONCE(c->passes, c->passes + 1);
 	basts = atomic_xchg(&c->basts, 0);
@@ -222,21 +266,25 @@ static void hl_clk_pass(struct hl_clk *c)
 			 req.call == HL_NODE_CANCEL ? "cancel" : "unlock",
 			 req.call == HL_NODE_LOCK ? hl_mode_name(req.mode) : "",
 			 flags);
+	/* The new lock was granted: the NL lock it replaces goes. */
+	if (req.drop)
+		hl_clk_drop(c, &c->slot[!req.slot]);
 	if (req.call == HL_NODE_NONE)
 		return;
+	s = &c->slot[req.slot];
 	if (req.call != HL_NODE_CANCEL && hl_test_dlm_failed())
 		ret = -ENOMEM;
 	else if (req.call == HL_NODE_LOCK)
-		ret = (*hl_dlm.lock)(c->cl->ls, req.mode, &c->lksb, flags,
-				     c->name, c->namelen, 0, hl_clk_ast, c,
+		ret = (*hl_dlm.lock)(c->cl->ls, req.mode, &s->lksb, flags,
+				     c->name, c->namelen, 0, hl_clk_ast, s,
 				     hl_clk_bast);
 	else if (req.call == HL_NODE_UNLOCK)
-		ret = (*hl_dlm.unlock)(c->cl->ls, c->lksb.sb_lkid,
-				       DLM_LKF_VALBLK, &c->lksb, c);
+		ret = (*hl_dlm.unlock)(c->cl->ls, s->lksb.sb_lkid,
+				       DLM_LKF_VALBLK, &s->lksb, s);
 	else
 		/* The request's own completion AST says how it ended. */
-		ret = (*hl_dlm.unlock)(c->cl->ls, c->lksb.sb_lkid,
-				       DLM_LKF_CANCEL, &c->lksb, c);
+		ret = (*hl_dlm.unlock)(c->cl->ls, s->lksb.sb_lkid,
+				       DLM_LKF_CANCEL, &s->lksb, s);
 	if (ret)
 		hl_clk_refused(c, req.call, ret);
 }
@@ -359,7 +407,10 @@ int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 	hl_node_init(&r->head, &c->node);
 	c->r = r;
 	c->cl = cl;
-	c->lksb.sb_lvbptr = c->lvb;
+	c->slot[0].c = c;
+	c->slot[1].c = c;
+	c->slot[0].lksb.sb_lvbptr = c->lvb;
+	c->slot[1].lksb.sb_lvbptr = c->lvb;
 	hl_clk_name(c, path, len);
 	if (!len)
 		cl->root = r;
@@ -402,7 +453,7 @@ bool hl_cluster_may_free(struct hl_res *r)
 	 * A callback may still come: for the answer, or for the lock; or
 	 * one is still at it, or the work is.
 	 */
-	if (c->node.busy || atomic_read_acquire(&c->refs))
+	if (c->node.busy || c->node.drop || atomic_read_acquire(&c->refs))
 		return false;
 	if (!c->node.exists)
 		return true;

@@ -568,6 +568,12 @@ void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g);
  *	once, granted or refused.
  * @cancelling: The request in flight is being cancelled.
  * @down: The request in flight gives up some of the mode held.
+ * @fresh: The request in flight is a new lock made beside the NL one
+ *	(up from NL is never a conversion: hlock_node.c).
+ * @drop: The NL lock in the other slot goes: the new lock was granted.
+ * @drop_now: ...and the next pass asks for its unlock (struct hl_node_req).
+ * @slot: Which of the host's two lock slots the DLM lock and the request
+ *	in flight are in; the other one is free, or in @drop.
  *
  * Protected by the head lock; only hlock_node.c writes it.
  */
@@ -583,6 +589,10 @@ struct hl_node {
 	bool noqueue;
 	bool cancelling;
 	bool down;
+	bool fresh;
+	bool drop;
+	bool drop_now;
+	unsigned char slot;
 };
 
 /* What a pass asks of the DLM (struct hl_node_req). */
@@ -610,6 +620,9 @@ enum hl_node_answer {
  * @noqueue: HL_NODE_LOCK must be answered at once (DLM_LKF_NOQUEUE).
  * @store: Store the head's lock value block into the DLM's first (the
  *	node goes down from SIX or X, or away).
+ * @slot: The lock slot of the call.
+ * @drop: Unlock the NL lock in the other slot (whatever @call is); its
+ *	answer goes to hl_node_dropped().
  */
 struct hl_node_req {
 	unsigned int call;
@@ -617,6 +630,8 @@ struct hl_node_req {
 	bool convert;
 	bool noqueue;
 	bool store;
+	bool drop;
+	unsigned int slot;
 };
 
 void hl_node_init(struct hl_head *h, struct hl_node *n);
@@ -628,6 +643,7 @@ bool hl_node_cancel_due(const struct hl_head *h, const struct hl_node *n,
 bool hl_node_answer(struct hl_head *h, struct hl_node *n,
 		    enum hl_node_answer a);
 void hl_node_failed(struct hl_head *h, struct hl_node *n);
+void hl_node_dropped(struct hl_head *h, struct hl_node *n);
 void hl_node_pass(struct hl_head *h, struct hl_node *n, unsigned int basts,
 		  bool up, bool live, struct hl_grants *g,
 		  struct hl_node_req *req);

@@ -120,19 +120,31 @@ struct hl_cluster {
 };
 
 /**
- * struct hl_clk - This node's DLM lock on one resource of a cluster space.
+ * struct hl_clk_slot - A DLM lock of a resource, and what its callbacks
+ *	find the resource by (their argument).
  * @lksb: The DLM's status block of the lock.
+ * @c: The resource's hl_clk.
+ */
+struct hl_clk_slot {
+	struct dlm_lksb lksb;
+	struct hl_clk *c;
+};
+
+/**
+ * struct hl_clk - This node's DLM lock on one resource of a cluster space.
  * @work: Does what a callback or the core asked for (hl_clk_work()).
  * @r: The resource.
  * @cl: Its space's binding.
- * @done: Set by the completion AST.
+ * @slot: The two lock slots (hl_node's @slot says which one holds the
+ *	lock; a new lock goes in the other).
+ * @done: Bit i set by the completion AST of a request in @slot[i].
  * @basts: Modes (bits) of the blocking ASTs not yet looked at.
  * @refs: Passes of @work queued or running, and completion ASTs between
  *	setting @done and queueing @work: while not 0, the resource stays
  *	(hl_cluster_may_free()).
  * @node: The lock as the core sees it, and what it asks of the DLM next
- *	(hlock_node.c): this file only reads it (@node.exists: @lksb.sb_lkid
- *	is valid).
+ *	(hlock_node.c): this file only reads it (@node.exists: the lksb of
+ *	@slot[@node.slot] has a valid lock id).
  * @passes: Passes of the work: a try-lock waiting for an answer looks
  *	again after each (the answer, or a change that makes it moot).
  * @answer_wq: Where try-locks wait for the answer.
@@ -143,7 +155,7 @@ struct hl_cluster {
  *	goes down from SIX or X, out after it goes up from less.
  */
 struct hl_clk {
-	struct dlm_lksb lksb;
+	struct hl_clk_slot slot[2];
 	struct work_struct work;
 	struct hl_res *r;
 	struct hl_cluster *cl;

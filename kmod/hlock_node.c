@@ -20,6 +20,23 @@
  *   busy --answer: cancelled / refused / conversion deadlock--> as it was
  *   exists, head idle --pass with unlock wanted--> unlocking --answer-->
  *                             none (NL), others' waits end
+ *   exists in NL --pass: need more--> a new lock in the other slot
+ *                             (@fresh), busy
+ *   fresh --answer: granted--> the NL lock dropped (@drop) --its answer-->
+ *                             that slot is free again
+ *   fresh --answer: cancelled / failed--> back to the NL lock
+ *
+ * Up from NL is a new DLM lock, never a conversion.  The DLM grants a
+ * conversion that is compatible with the granted modes at once, ahead of
+ * every request that waits, so a node that gave way (down to NL) and
+ * converted up again would pass the node it gave way to whenever a third
+ * node still held a mode blocking that one: two reader nodes taking turns
+ * would starve a writer for good.  A new request queues behind the
+ * waiting ones.  The NL lock stays until the new one is granted: the DLM
+ * frees a resource's value block with its last lock, and a cached NL lock
+ * is what keeps it while nobody holds the resource (a new request that is
+ * cancelled leaves nothing).  Try-locks (DLM_LKF_NOQUEUE) still convert:
+ * they ask whether the mode is free now, and wait for nobody.
  *
  * Context: every function here runs under the head lock of @h.
  */
@@ -46,6 +63,10 @@ void hl_node_init(struct hl_head *h, struct hl_node *n)
 	n->noqueue = false;
 	n->cancelling = false;
 	n->down = false;
+	n->fresh = false;
+	n->drop = false;
+	n->drop_now = false;
+	n->slot = 0;
 }
 
 /**
@@ -80,26 +101,12 @@ void hl_node_release(struct hl_head *h)
 		h->node_mode = hl_meet(h->node_mode, hl_node_keep(h));
 }
 
-/**
- * hl_node_target() - What the DLM lock should become now.
- * @h: The head.
- * @n: Its node lock.
- * @up: A new DLM request may be made (the lockspace is live and not being
- *	left).
- *
- * Down to what the local holders keep when another node waits for a mode
- * that conflicts with this node's (or, after a conversion deadlock, in
- * any case), up to it when their conversions need more; else up to what
- * they need, when that is not covered.
- *
- * Return: a mode, or -1 for nothing to do (also while only try-locks that
- * the DLM refused wait).
- */
-int hl_node_target(const struct hl_head *h, const struct hl_node *n, bool up)
+/* hl_node_target() without the wait for a slot. */
+static int node_target(const struct hl_head *h, const struct hl_node *n,
+		       bool up)
 {
 	unsigned int keep, need;
 
-	hl_assert_head_locked(h);
 	if (n->busy || !up || h->dead)
 		return -1;
 	/*
@@ -140,6 +147,51 @@ int hl_node_target(const struct hl_head *h, const struct hl_node *n, bool up)
 	return need;
 }
 
+/* Whether a request for @target goes with DLM_LKF_NOQUEUE. */
+static bool node_noqueue(const struct hl_head *h, const struct hl_node *n,
+			 unsigned int target)
+{
+	/* Unless every request here was refused already: they give up. */
+	return h->try_waiting && h->back_seq > n->refused_seq &&
+	       !hl_covers(n->mode, target);
+}
+
+/* Whether a request for @target is a new lock beside the NL one. */
+static bool node_fresh(const struct hl_head *h, const struct hl_node *n,
+		       unsigned int target)
+{
+	return n->exists && n->mode == HLOCK_NL && target != HLOCK_NL &&
+	       !node_noqueue(h, n, target);
+}
+
+/**
+ * hl_node_target() - What the DLM lock should become now.
+ * @h: The head.
+ * @n: Its node lock.
+ * @up: A new DLM request may be made (the lockspace is live and not being
+ *	left).
+ *
+ * Down to what the local holders keep when another node waits for a mode
+ * that conflicts with this node's (or, after a conversion deadlock, in
+ * any case), up to it when their conversions need more; else up to what
+ * they need, when that is not covered.
+ *
+ * Return: a mode, or -1 for nothing to do (also while only try-locks that
+ * the DLM refused wait, and while the NL lock that a new lock would
+ * replace is still being dropped: its answer runs a pass).
+ */
+int hl_node_target(const struct hl_head *h, const struct hl_node *n, bool up)
+{
+	int target;
+
+	hl_assert_head_locked(h);
+	target = node_target(h, n, up);
+	/* A new lock needs the other slot: its old lock is still going. */
+	if (target >= 0 && n->drop && node_fresh(h, n, target))
+		return -1;
+	return target;
+}
+
 /**
  * hl_node_cancel_due() - Whether the request in flight is no longer wanted.
  * @h: The head.
@@ -164,6 +216,14 @@ bool hl_node_cancel_due(const struct hl_head *h, const struct hl_node *n,
 	       !h->wait_mask && hl_covers(n->mode, hl_node_keep(h));
 }
 
+/* A new lock was not made: the NL lock beside it is the lock again. */
+static void node_unfresh(struct hl_node *n)
+{
+	n->slot ^= 1;
+	n->exists = true;
+	n->mode = HLOCK_NL;
+}
+
 /**
  * hl_node_answer() - Take in the DLM's answer to the request in flight.
  * @h: The head.
@@ -184,6 +244,18 @@ bool hl_node_answer(struct hl_head *h, struct hl_node *n,
 	n->busy = false;
 	n->noqueue = false;
 	n->cancelling = false;
+	if (n->fresh) {
+		n->fresh = false;
+		if (a == HL_NODE_GRANTED) {
+			/* Drop the NL lock (next pass, once the DLM is up). */
+			n->drop = true;
+			n->drop_now = true;
+		} else {
+			/* Nothing was made: the NL lock is the lock again. */
+			node_unfresh(n);
+			return false;
+		}
+	}
 	if (n->unlocking) {
 		n->unlocking = false;
 		n->exists = false;
@@ -256,6 +328,10 @@ bool hl_node_answer(struct hl_head *h, struct hl_node *n,
 void hl_node_failed(struct hl_head *h, struct hl_node *n)
 {
 	hl_assert_head_locked(h);
+	if (n->fresh) {
+		n->fresh = false;
+		node_unfresh(n);
+	}
 	n->busy = false;
 	if (n->noqueue)
 		n->refused_seq = h->back_seq;
@@ -263,6 +339,18 @@ void hl_node_failed(struct hl_head *h, struct hl_node *n)
 	if (n->unlocking)
 		h->node_mode = n->mode;
 	n->unlocking = false;
+}
+
+/**
+ * hl_node_dropped() - The NL lock that a new lock replaced is gone (or the
+ *	DLM refused to unlock it: then it stays until the lockspace goes).
+ * @h: The head.
+ * @n: Its node lock.
+ */
+void hl_node_dropped(struct hl_head *h, struct hl_node *n)
+{
+	hl_assert_head_locked(h);
+	n->drop = false;
 }
 
 /**
@@ -288,6 +376,12 @@ void hl_node_pass(struct hl_head *h, struct hl_node *n, unsigned int basts,
 	req->convert = false;
 	req->noqueue = false;
 	req->store = false;
+	req->drop = false;
+	req->slot = n->slot;
+	if (n->drop_now && up) {
+		n->drop_now = false;
+		req->drop = true;
+	}
 	/* Blocking ASTs for modes this node no longer blocks are stale. */
 	if (basts && hl_conflicts(n->mode, basts))
 		hl_node_remote(h, basts);
@@ -328,14 +422,17 @@ void hl_node_pass(struct hl_head *h, struct hl_node *n, unsigned int basts,
 	 */
 	n->down = !hl_covers(target, n->mode);
 	h->node_mode = hl_meet(h->node_mode, target);
-	/*
-	 * Try-locks wait for it: ask for an answer now, unless every request
-	 * here was refused already (then the tries give up).
-	 */
-	if (h->try_waiting && h->back_seq > n->refused_seq &&
-	    !hl_covers(n->mode, target)) {
+	/* Try-locks wait for it: ask for an answer now. */
+	if (node_noqueue(h, n, target)) {
 		req->noqueue = true;
 		n->noqueue = true;
+	} else if (node_fresh(h, n, target)) {
+		/* Up from NL: a new lock, queued behind what waits. */
+		n->fresh = true;
+		n->slot ^= 1;
+		n->exists = false;
+		req->convert = false;
+		req->slot = n->slot;
 	}
 }
 

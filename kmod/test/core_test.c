@@ -2124,11 +2124,12 @@ static void test_cluster(void)
  * A DLM of two nodes on one resource, "c": this node (A, the core under
  * test, driven as hlock_cluster.c drives it: hl_node_pass() under the head
  * lock, the call it asks for once the lock is dropped, hl_node_answer()
- * with the answer) and another node, B, whose locks the test takes and
- * drops.  Like the DLM: a conversion is granted ahead of waiting requests
- * when it is compatible with the other node's grant, a new request queues
- * behind a waiting one, NOQUEUE is answered at once, and a node whose
- * grant blocks a waiting request gets a blocking AST for its mode.
+ * with the answer) and other nodes: B, whose locks the test takes and
+ * drops, and C, which only holds what the test gives it.  Like the DLM: a
+ * conversion is granted ahead of waiting requests when it is compatible
+ * with the other nodes' grants, a new request queues behind a waiting one,
+ * NOQUEUE is answered at once, and a node whose grant blocks a waiting
+ * request gets a blocking AST for its mode.
  */
 static struct {
 	struct hl_node n;
@@ -2140,6 +2141,9 @@ static struct {
 	enum hl_node_answer ans;
 	unsigned int b_mode;	/* the DLM's grant to B */
 	unsigned int b_want;	/* B's waiting request, HLOCK_NL if none */
+	unsigned int c_mode;	/* the DLM's grant to C */
+	bool dropped;		/* A's replaced NL lock went, not taken in */
+	unsigned long drops;
 	unsigned int basts;	/* blocking ASTs for A, not yet taken in */
 	unsigned long calls;
 } dlm;
@@ -2153,6 +2157,7 @@ static bool compat(unsigned int a, unsigned int b)
 static void dlm_grant(void)
 {
 	if (dlm.a_busy && !dlm.answer && compat(dlm.a_want, dlm.b_mode) &&
+	    compat(dlm.a_want, dlm.c_mode) &&
 	    (dlm.a_conv || dlm.b_want == HLOCK_NL)) {
 		dlm.a_mode = dlm.a_want;
 		dlm.a_busy = false;
@@ -2160,6 +2165,7 @@ static void dlm_grant(void)
 		dlm.ans = HL_NODE_GRANTED;
 	}
 	if (dlm.b_want != HLOCK_NL && compat(dlm.b_want, dlm.a_mode) &&
+	    compat(dlm.b_want, dlm.c_mode) &&
 	    !(dlm.a_busy && !dlm.answer && dlm.a_conv)) {
 		dlm.b_mode = dlm.b_want;
 		dlm.b_want = HLOCK_NL;
@@ -2177,6 +2183,13 @@ static void dlm_b(unsigned int mode)
 	} else {
 		dlm.b_want = mode;
 	}
+	dlm_grant();
+}
+
+/* C takes @mode, which nothing of A's or B's blocks, or lets go (NL). */
+static void dlm_c(unsigned int mode)
+{
+	dlm.c_mode = mode;
 	dlm_grant();
 }
 
@@ -2200,7 +2213,8 @@ static void dlm_check(const char *when)
 	unsigned int sup = local_sup(dlm_head);
 
 	CHECK(hl_covers(dlm.a_mode, sup) && compat(dlm.a_mode, dlm.b_mode) &&
-	      compat(sup, dlm.b_mode),
+	      compat(sup, dlm.b_mode) && compat(dlm.a_mode, dlm.c_mode) &&
+	      compat(dlm.b_mode, dlm.c_mode),
 	      "%s: A granted %s under the DLM's %s, B holds %s", when,
 	      hl_mode_name(sup), hl_mode_name(dlm.a_mode),
 	      hl_mode_name(dlm.b_mode));
@@ -2226,7 +2240,11 @@ static bool dlm_pass(void (*between)(void))
 		node_set("", HLOCK_X, 0);
 	hl_grants_init(&g);
 	hl_head_lock(dlm_head);
-	did = dlm.answer || dlm.basts || dlm_kicked;
+	did = dlm.answer || dlm.basts || dlm_kicked || dlm.dropped;
+	if (dlm.dropped) {
+		dlm.dropped = false;
+		hl_node_dropped(dlm_head, &dlm.n);
+	}
 	if (dlm.answer) {
 		dlm.answer = false;
 		hl_node_answer(dlm_head, &dlm.n, dlm.ans);
@@ -2244,6 +2262,13 @@ static bool dlm_pass(void (*between)(void))
 	if (req.call == HL_NODE_UNLOCK)
 		CHECK(!dlm_head->granted_mask && dlm_head->node_mode == HLOCK_NL,
 		      "unlocked while granted");
+	/* The NL lock a granted new lock replaces goes; not before. */
+	if (req.drop) {
+		CHECK(dlm.n.exists && !dlm.n.fresh && !dlm.dropped,
+		      "dropped the NL lock with no new lock granted");
+		dlm.drops++;
+		dlm.dropped = true;
+	}
 	hl_head_unlock(dlm_head);
 	run_grants(&g);
 	if (between)
@@ -2257,6 +2282,10 @@ static bool dlm_pass(void (*between)(void))
 		dlm.a_conv = req.convert;
 		CHECK(req.convert == (dlm.a_mode != HLOCK_NL || dlm.n.exists),
 		      "a conversion of a lock that is not there");
+		/* Up from NL: a new lock. */
+		CHECK(!(req.convert && dlm.a_mode == HLOCK_NL &&
+			!hl_covers(HLOCK_NL, req.mode) && !req.noqueue),
+		      "converted up from NL");
 		/* Down is granted at once, as DLM does. */
 		dlm_grant();
 		if (dlm.a_busy && !dlm.answer && req.noqueue) {
@@ -2449,6 +2478,69 @@ static void test_node(void)
 	cancel(15);
 	dlm_settle();
 	CHECK(!dlm.a_busy && dlm.a_mode != HLOCK_X, "cancelled");
+	dlm_stop();
+}
+
+/*
+ * Readers on two nodes do not starve a writer on a third.  A and C hold S,
+ * B asks X.  A gives way as soon as its reader lets go (down to NL), and
+ * asks for its next reader with a new lock, which queues behind B; the NL
+ * lock goes once it is asked.  A conversion from NL would have been
+ * granted at once beside C's S, ahead of B: A and C taking turns like
+ * that would keep B waiting for good.
+ */
+static void test_node_fair(void)
+{
+	dlm_start();
+	dlm_c(HLOCK_S);
+	CHECK(lock(30, "c", HLOCK_S, 0) == -EINPROGRESS, "S waits for the node");
+	dlm_settle();
+	CHECK(collect(30) == 0 && dlm.a_mode == HLOCK_S, "S beside C's S");
+	dlm_b(HLOCK_X);
+	dlm_settle();
+	CHECK(dlm.b_want == HLOCK_X &&
+	      dlm_head->remote_mask == hl_mode_bit(HLOCK_X),
+	      "B's X waits for A and C, A knows");
+	CHECK(lock(31, "c", HLOCK_S, 0) == -EINPROGRESS,
+	      "the next reader waits behind B");
+	CHECK(unlock(30, "c") == 0, "the first reader lets go");
+	dlm_settle();
+	CHECK(collect(31) == -EAGAIN && dlm.a_busy && !dlm.a_conv &&
+	      !dlm.n.exists && !dlm.drops,
+	      "A's S queues behind B's X as a new lock, beside the NL one");
+	dlm_c(HLOCK_NL);
+	dlm_settle();
+	CHECK(dlm.b_mode == HLOCK_X && collect(31) == -EAGAIN,
+	      "C let go: B got X, the reader still waits");
+	dlm_b(HLOCK_NL);
+	dlm_settle();
+	CHECK(collect(31) == 0 && dlm.a_mode == HLOCK_S && dlm.drops == 1 &&
+	      !dlm.n.drop, "then the reader, and the NL lock went");
+	CHECK(unlock(31, "c") == 0, "released");
+	dlm_settle();
+	/*
+	 * A new lock that is cancelled leaves the NL lock as it was: it is
+	 * what keeps the resource, and its value, in the DLM.
+	 */
+	dlm_b(HLOCK_X);
+	dlm_settle();
+	CHECK(dlm.b_mode == HLOCK_X && dlm.a_mode == HLOCK_NL && dlm.n.exists,
+	      "A gave way to B's X, down to NL");
+	CHECK(lock(34, "c", HLOCK_S, 0) == -EINPROGRESS, "S waits for B");
+	dlm_settle();
+	CHECK(dlm.a_busy && !dlm.a_conv && dlm.n.fresh, "asked with a new lock");
+	cancel(34);
+	dlm_settle();
+	CHECK(!dlm.a_busy && dlm.n.exists && !dlm.n.fresh && !dlm.n.drop &&
+	      dlm.n.mode == HLOCK_NL && dlm.drops == 1,
+	      "cancelled: the NL lock is the lock again");
+	dlm_b(HLOCK_NL);
+	CHECK(lock(34, "c", HLOCK_S, 0) == -EINPROGRESS, "S asks again");
+	dlm_settle();
+	CHECK(collect(34) == 0 && dlm.drops == 2 && !dlm.n.drop,
+	      "granted, and the NL lock went");
+	CHECK(unlock(34, "c") == 0, "released");
+	dlm_settle();
 	dlm_stop();
 }
 
@@ -2803,6 +2895,7 @@ int main(void)
 	test_lvb_publish();
 	test_cluster();
 	test_node();
+	test_node_fair();
 	test_node_first();
 	for (seed = 1; seed <= 40; seed++) {
 		test_node_random(seed, true);
