@@ -108,24 +108,32 @@ else
 fi
 
 # 3. A waiting X on node 2 is not starved by overlapping S holders on the
-# other nodes: two readers per node, each retaking S at once.
+# other nodes: three readers per node, each retaking S at once, so that a
+# node that gives way always has a reader asking again.  With 3 nodes,
+# the two reader nodes could take turns ahead of the writer if asking
+# again were a DLM conversion (granted beside the other node's S, ahead of
+# waiting requests); hlock unlocks instead, and asks again behind it.
 t=ok
 rm -f /tmp/stop
 if [ "$node" != 2 ]; then
-	for i in 1 2; do
+	# Out of step with node 1's readers, so that the two nodes do not
+	# give way at the same moment.
+	[ "$node" = 1 ] || sleep 0.15
+	for i in 1 2 3; do
 		(
 			while [ ! -e /tmp/stop ]; do
 				hlock -s f sleep 0.3 || exit 1
 			done
 		) &
 		eval "reader$i=\$!"
-		sleep 0.15
+		sleep 0.1
 	done
 	bar readers
 	bar writer-done
 	touch /tmp/stop
 	# shellcheck disable=SC2154 # set by the eval above
-	wait "$reader1" && wait "$reader2" || t="a reader failed"
+	wait "$reader1" && wait "$reader2" && wait "$reader3" ||
+		t="a reader failed"
 else
 	bar readers
 	hlock -w $LONG f true || t="X starved behind the readers"
