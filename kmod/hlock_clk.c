@@ -183,11 +183,13 @@ static void hl_clk_refused(struct hl_clk *c, unsigned int call, int err)
 				   msecs_to_jiffies(HL_RETRY_MS));
 }
 
-/* The answer to hl_clk_drop() came.  Context: head lock. */
-static void hl_clk_dropped(struct hl_clk *c, struct hl_head *h)
+/*
+ * The unlock of hl_clk_drop() ended with @status: -DLM_EUNLOCK, or it
+ * failed and the NL lock stays until the lockspace goes.  Context: head
+ * lock.
+ */
+static void hl_clk_dropped(struct hl_clk *c, struct hl_head *h, int status)
 {
-	int status = c->slot[!c->node.slot].lksb.sb_status;
-
 	if (status != -DLM_EUNLOCK)
 		pr_warn_ratelimited("NL lock of a resource in lockspace %s stays: %d\n",
 				    c->cl->name, status);
@@ -196,8 +198,7 @@ static void hl_clk_dropped(struct hl_clk *c, struct hl_head *h)
 
 /*
  * Unlock the NL lock in @s, which the lock granted in the other slot
- * replaces.  Refused at once, it stays until the lockspace goes, and the
- * slot is free again.  Context: process context, no lock held.
+ * replaces.  Context: process context, no lock held.
  */
 static void hl_clk_drop(struct hl_clk *c, struct hl_clk_slot *s)
 {
@@ -209,10 +210,8 @@ static void hl_clk_drop(struct hl_clk *c, struct hl_clk_slot *s)
 	if (!ret)
 		return;
 	hl_cluster_answered(c->cl);
-	pr_warn_ratelimited("NL lock of a resource in lockspace %s stays: %d\n",
-			    c->cl->name, ret);
 	hl_head_lock(h);
-	hl_node_dropped(h, &c->node);
+	hl_clk_dropped(c, h, ret);
 	hl_head_unlock(h);
 	hl_clk_queue(c);
 }
@@ -238,7 +237,7 @@ static void hl_clk_pass(struct hl_clk *c)
 	hl_head_lock(h);
 	/* The NL lock a new lock replaced is gone. */
 	if (test_and_clear_bit(!c->node.slot, &c->done))
-		hl_clk_dropped(c, h);
+		hl_clk_dropped(c, h, c->slot[!c->node.slot].lksb.sb_status);
 	if (test_and_clear_bit(c->node.slot, &c->done))
 		hl_clk_result(c, h);
 	WRITE_ONCE(c->passes, c->passes + 1);

@@ -219,6 +219,7 @@ bool hl_node_cancel_due(const struct hl_head *h, const struct hl_node *n,
 /* A new lock was not made: the NL lock beside it is the lock again. */
 static void node_unfresh(struct hl_node *n)
 {
+	n->fresh = false;
 	n->slot ^= 1;
 	n->exists = true;
 	n->mode = HLOCK_NL;
@@ -245,16 +246,15 @@ bool hl_node_answer(struct hl_head *h, struct hl_node *n,
 	n->noqueue = false;
 	n->cancelling = false;
 	if (n->fresh) {
-		n->fresh = false;
-		if (a == HL_NODE_GRANTED) {
-			/* Drop the NL lock (next pass, once the DLM is up). */
-			n->drop = true;
-			n->drop_now = true;
-		} else {
-			/* Nothing was made: the NL lock is the lock again. */
+		/* Nothing was made: the NL lock is the lock again. */
+		if (a != HL_NODE_GRANTED) {
 			node_unfresh(n);
 			return false;
 		}
+		/* Made: the NL lock goes (next pass, once the DLM is up). */
+		n->fresh = false;
+		n->drop = true;
+		n->drop_now = true;
 	}
 	if (n->unlocking) {
 		n->unlocking = false;
@@ -328,10 +328,8 @@ bool hl_node_answer(struct hl_head *h, struct hl_node *n,
 void hl_node_failed(struct hl_head *h, struct hl_node *n)
 {
 	hl_assert_head_locked(h);
-	if (n->fresh) {
-		n->fresh = false;
+	if (n->fresh)
 		node_unfresh(n);
-	}
 	n->busy = false;
 	if (n->noqueue)
 		n->refused_seq = h->back_seq;

@@ -2546,8 +2546,8 @@ static void test_node_fair(void)
 
 /*
  * A's X waits for the DLM behind B's S.  B lets go and asks again at once:
- * the DLM grants A's X and tells A that B waits, and A takes both in in
- * one pass.  The X was first: it is granted, then A gives way.  Held back,
+ * the DLM grants A's X and tells A that B waits, and A's next pass takes
+ * in both.  The X was first: it is granted, then A gives way.  Held back,
  * it would see A's DLM X go to B unused, each time.
  */
 static void test_node_first(void)
