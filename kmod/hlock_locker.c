@@ -987,6 +987,33 @@ static struct hl_head *hl_file_find(struct hl_file *f, const struct hl_path *p,
 	return hl_path_find(f->root, p, buf);
 }
 
+/*
+ * Withdraw the queued lock call, whose path is @p in @buf, on an unlock of
+ * that path, and collect the slot.  Context: f->lock held.  Return: the
+ * acquisitions left on the path, as an unlock says.
+ */
+static int hl_unlock_withdraw(struct hl_file *f, const struct hl_path *p,
+			      const char *buf, struct hl_grants *g,
+			      struct hl_slot_end *e)
+{
+	struct hl_locker *lk = &f->lk;
+	struct hl_req *req = NULL;
+	struct hl_head *h;
+	int ret = 0;
+
+	hl_op_cancel_counted(f, HLOCK_CANCEL_UNLOCK, g);
+	if (!hl_slot_end_take(f, g, e))
+		hl_op_clear(f, g);
+	rcu_read_lock();
+	h = hl_path_find(f->root, p, buf);
+	if (h)
+		req = hl_locker_find(lk, h);
+	if (req)
+		ret = req->own;
+	rcu_read_unlock();
+	return ret;
+}
+
 /**
  * hl_do_path() - HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE, HLOCK_IOC_HELD,
  *	HLOCK_IOC_BLOCKING.
@@ -1008,6 +1035,7 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 	const struct hl_path *p;
 	struct hl_grants g;
 	struct hl_head *h;
+	bool stale;
 	int ret, on;
 
 	hl_grants_init(&g);
@@ -1023,32 +1051,22 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		goto out_unlock;
 	}
 	/* A lease taken over: its path's next unlock says so, once. */
-	if (op == HLOCK_IOC_UNLOCK && unlikely(!hl_leases_idle(f)) &&
-	    hl_lease_stale(f, buf, len)) {
-		ret = -ESTALE;
-		goto out_unlock;
-	}
+	stale = op == HLOCK_IOC_UNLOCK && unlikely(!hl_leases_idle(f)) &&
+		hl_lease_stale(f, buf, len);
 	on = op == HLOCK_IOC_HELD || op == HLOCK_IOC_BLOCKING ||
 	     lk->op.state == HL_OP_IDLE ? 0 : hl_on_path(f, p, buf);
-	if (on) {
-		/* Unlocking the target cancels the queued request. */
-		if (op != HLOCK_IOC_UNLOCK || !(f->async || f->ring.cmd) ||
-		    on != 2) {
-			ret = -EBUSY;
-			goto out_unlock;
-		}
-		hl_op_cancel_counted(f, HLOCK_CANCEL_UNLOCK, &g);
-		if (!hl_slot_end_take(f, &g, &e))
-			hl_op_clear(f, &g);
-		rcu_read_lock();
-		h = hl_path_find(f->root, p, buf);
-		ret = h ? hl_held(lk, h) : HLOCK_NL;
-		if (ret != HLOCK_NL) {
-			struct hl_req *req = hl_locker_find(lk, h);
-
-			ret = req->own;
-		}
-		rcu_read_unlock();
+	if (on == 2 && op == HLOCK_IOC_UNLOCK && (f->async || f->ring.cmd)) {
+		/*
+		 * Unlocking the target withdraws the queued request, whatever
+		 * else the unlock reports: a stale lease is said as well.
+		 */
+		ret = hl_unlock_withdraw(f, p, buf, &g, &e);
+		if (stale)
+			ret = -ESTALE;
+		goto out_unlock;
+	}
+	if (stale || on) {
+		ret = stale ? -ESTALE : -EBUSY;
 		goto out_unlock;
 	}
 	/*

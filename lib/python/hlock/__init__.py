@@ -754,10 +754,32 @@ class Locker:
 
     def cancel(self) -> None:
         """Withdraw the pending asynchronous request (also one granted
-        but not collected)."""
+        but not collected).
+
+        Nothing of the request is left queued or granted afterwards,
+        whatever the unlock that withdraws it reports: a lease on the
+        path that was taken over (ESTALE) is said by that unlock too, and
+        a kernel that reported it instead of withdrawing is asked again.
+        """
         if self._pending is None:
             raise ValueError("hlock: no asynchronous request is pending")
-        self.unlock(self._pending[0])
+        raw = check_path(self._pending[0])
+        self._check_open()
+        ret = self._lib.hlock_unlock(self._fd, raw)
+        self._pending = None
+        # Whatever it said: collect what is left of the request and give
+        # it back.  ENOENT: nothing is queued (withdrawn); EBUSY: another
+        # thread's blocking call owns the slot now, not this request.
+        for _ in range(3):
+            left = self._lib.hlock_wait(self._fd, 0)
+            if left == -errno.EAGAIN:
+                self._lib.hlock_unlock(self._fd, raw)
+                continue
+            if left == 0:
+                self._lib.hlock_unlock(self._fd, raw)
+            break
+        if ret < 0 and ret not in (-errno.ESTALE, -errno.ENOENT):
+            raise _error(-ret, "unlock", raw)
 
     async def lock_async(self, path: PathLike = "",
                          mode: ModeLike = Mode.X, *,
