@@ -62,6 +62,7 @@
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/xarray.h>
@@ -1272,9 +1273,26 @@ long hl_ioctl_owner(struct hl_file *f, size_t usize, void __user *uarg)
 	return 0;
 }
 
+/*
+ * Whether the calling task, which exits, ends its process: the whole
+ * group exits (exit_group(), a fatal signal), or it is the last of its
+ * threads.  Not a thread that exits alone, with a file table of its own,
+ * while its process goes on, nor the other threads an exec ends.  (Its
+ * group's live count drops before the task closes its files.)
+ */
+static bool hl_process_exits(void)
+{
+	const struct signal_struct *sig = current->signal;
+
+	return (current->flags & PF_EXITING) &&
+	       ((READ_ONCE(sig->flags) & SIGNAL_GROUP_EXIT) ||
+		!atomic_read(&sig->live));
+}
+
 /**
  * hl_file_owner_exit() - A task closes a descriptor of the locker as it
- *	exits: if its process owns the locks (HLOCK_OWNER_PROCESS), they go.
+ *	exits: if its process owns the locks (HLOCK_OWNER_PROCESS) and ends
+ *	with it, they go.
  * @f: The locker.
  *
  * An exiting process closes its descriptors (->flush) before its parent
@@ -1294,6 +1312,8 @@ void hl_file_owner_exit(struct hl_file *f)
 	struct pid *owner;
 	struct hl_grants g;
 
+	if (!hl_process_exits())
+		return;
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
 	owner = f->proc_owner;

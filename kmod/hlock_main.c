@@ -436,6 +436,7 @@ static int hl_open(struct inode *inode, struct file *file)
  */
 static int hl_flush(struct file *file, fl_owner_t id)
 {
+	/* Only an exit: the process may own the locks (hlock_locker.c). */
 	if (current->flags & PF_EXITING)
 		hl_file_owner_exit(file->private_data);
 	return 0;
