@@ -203,6 +203,11 @@ struct hl_path {
  * @comm: Its command name then.
  * @yield: Its yield (hlock_yield.c): every lock call looks whether one is
  *	on.
+ * @exiting: The task whose exit releases the locks of the process-owned
+ *	locker (hl_file_owner_exit()), while it does: other tasks' lock calls
+ *	and yields wait until it is done (hl_file_wait_exit()), as the
+ *	release drops the lock between its batches.  Every lock call reads
+ *	it.
  * @tk: Its ticket (hlock_ticket.c); only limited pools use it, but every
  *	lock call looks at its state.
  * @slow: The waits of the operation in flight (hlock_stats.c).
@@ -248,6 +253,7 @@ struct hl_file {
 	struct pid __rcu *owner;
 	char comm[HLOCK_COMM_LEN];
 	struct hl_yield_state yield;
+	struct task_struct *exiting;
 	struct hl_ticket tk;
 	struct hl_slow slow;
 	struct hl_path path;

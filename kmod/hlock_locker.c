@@ -616,6 +616,36 @@ hl_file_path(struct hl_file *f, const char *buf, unsigned int len,
 	return ret ? ERR_PTR(ret) : tmp;
 }
 
+/**
+ * hl_file_wait_exit() - Wait until no other task's exit releases the
+ *	locker's locks.
+ * @f: The locker, its lock held; dropped while the call waits.
+ *
+ * The owner's exit (hl_file_owner_exit()) releases in batches and drops
+ * the lock between them: a call that claimed the slot meanwhile would see
+ * the next batch release what it pinned.  Calls that claim the slot (a
+ * lock, a yield) wait here first, and look at everything again once they
+ * hold the lock again.
+ *
+ * Context: process context, f->lock held; may sleep.
+ * Return: 0, or -EINTR when a fatal signal ended the wait.
+ */
+int hl_file_wait_exit(struct hl_file *f)
+{
+	lockdep_assert_held(&f->lock);
+	while (unlikely(f->exiting) && f->exiting != current) {
+		unsigned int seen = f->gen;
+		int ret;
+
+		hl_file_unlock(f);
+		ret = wait_event_killable(f->wq, READ_ONCE(f->gen) != seen);
+		mutex_lock(&f->lock);
+		if (ret)
+			return -EINTR;
+	}
+	return 0;
+}
+
 /*
  * Start a lock call in the locker's slot: claim it, keep the path, start
  * the operation.  A try (timeout 0, not async) gives up rather than wait,
@@ -634,6 +664,10 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 	int ret;
 
 	lockdep_assert_held(&f->lock);
+	/* The owner's exit releases: everything below is looked at after. */
+	ret = hl_file_wait_exit(f);
+	if (ret)
+		return ret;
 	/* A yield owns the locker until everything is back (hl_do_yield()). */
 	if (unlikely(f->yield.on) && f->yield.task != current)
 		return -EBUSY;
@@ -1219,8 +1253,17 @@ void hl_file_release_all(struct hl_file *f, struct hl_grants *g)
 	while (!hl_locker_release_some(&f->lk, g, HL_RELEASE_BATCH)) {
 		hl_file_unlock(f);
 		hl_grants_run(g);
+		/* Where a test holds the release between two batches. */
+		hl_test_stall(HL_TP_RELEASE, f->comm,
+			      strnlen(f->comm, sizeof(f->comm)));
 		cond_resched();
 		mutex_lock(&f->lock);
+		/*
+		 * Nobody claimed the slot meanwhile: close has the file to
+		 * itself, and a yield or an owner's exit holds off every
+		 * other task's lock call (hl_file_wait_exit()).
+		 */
+		WARN_ON_ONCE(f->lk.op.state != HL_OP_IDLE);
 	}
 	hl_file_ticket_put(f, g);
 }
@@ -1299,9 +1342,12 @@ static bool hl_process_exits(void)
  * can reap it, whatever else holds the file: a request on a ring, a ring's
  * registered files, another process.  What the slot holds is withdrawn
  * (a ring's lock completes with -ECANCELED) and everything is released,
- * as by the last close; the locker is then its file's again.  A blocking
- * call or a yield of another process sharing the locker owns the slot:
- * then nothing is done, and the locks stay until the last close.
+ * as by the last close; the locker is then its file's again.  Meanwhile
+ * other tasks' lock calls and yields wait (hl_file_wait_exit()): the
+ * release drops the lock between batches, and what such a call pinned
+ * would be released under it.  A blocking call or a yield of another
+ * process sharing the locker that owns the slot already: then nothing is
+ * done, and the locks stay until the last close.
  *
  * Context: process context, the exiting task; may sleep.
  */
@@ -1323,7 +1369,11 @@ void hl_file_owner_exit(struct hl_file *f)
 		return;
 	}
 	f->proc_owner = NULL;
+	f->exiting = current;
 	hl_file_drop_all(f, &e, &g);
+	f->exiting = NULL;
+	/* The calls that wait for the release look again. */
+	hl_slot_changed(f);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
 	hl_slot_end_post(f, &e, -ECANCELED);

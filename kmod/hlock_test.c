@@ -18,9 +18,12 @@
  *                                    the answer noted, the work not queued
  *                          lease_work  hl_lease_work(), queued, the locker
  *                                    lock not taken
+ *                          release   hl_file_release_all(), a batch of
+ *                                    releases done, the locker lock
+ *                                    dropped
  *                          and NAME is the resource's name (its last path
- *                          component), for lease_work the command name of
- *                          the locker's last lock call
+ *                          component), for lease_work and release the
+ *                          command name of the locker's last lock call
  *   write "go"             let a stalled point go on (or disarm it)
  *   read                   "idle", "armed" or "stalled"
  *
@@ -67,6 +70,7 @@ static const char *const hl_tp_names[HL_TP_NR] = {
 	[HL_TP_TABLE] = "table",
 	[HL_TP_BAST] = "bast",
 	[HL_TP_AST] = "ast",
+	[HL_TP_RELEASE] = "release",
 };
 
 static DEFINE_SPINLOCK(hl_test_lock);

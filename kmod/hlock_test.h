@@ -49,6 +49,12 @@ enum hl_test_point {
 	 * queued yet.
 	 */
 	HL_TP_AST,
+	/*
+	 * hl_file_release_all(): a batch of releases done, the locker lock
+	 * dropped, the next batch to come; the name is the command name of
+	 * the locker's last lock call.
+	 */
+	HL_TP_RELEASE,
 	HL_TP_NR,
 };
 

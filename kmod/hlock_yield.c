@@ -223,6 +223,10 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
+	/* The owner's exit releases: the slot is looked at after. */
+	ret = hl_file_wait_exit(f);
+	if (ret)
+		goto out_unlock;
 	/* Async, ring or another thread's lock in flight, or its yield. */
 	if (f->lk.op.state != HL_OP_IDLE || f->yield.on) {
 		ret = -EBUSY;
