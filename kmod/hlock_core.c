@@ -1866,20 +1866,26 @@ bool hl_node_only(const struct hl_head *h, const struct hl_req *req)
  * @mask: The modes they wait for (bits), from blocking ASTs.
  *
  * New requests that conflict with them wait from now on (@h->remote_mask),
- * and this node's holders of a conflicting mode are told that they block
- * a waiter, as a local waiter tells them.  Context: head lock.
+ * this node's holders of a conflicting mode are told that they block a
+ * waiter, and a new wait claims the expired leases in its way, as a local
+ * waiter does.  Context: head lock.
  */
 void hl_node_remote(struct hl_head *h, unsigned int mask)
 {
-	unsigned int m;
+	unsigned int m, new = mask & ~h->remote_mask;
 
 	hl_assert_head_locked(h);
 	if (!h->remote_mask)
 		h->remote_seq = h->back_seq;
 	h->remote_mask |= mask;
-	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
-		if (mask & hl_mode_bit(m))
-			notify_holders(h, NULL, m);
+	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++) {
+		if (!(mask & hl_mode_bit(m)))
+			continue;
+		notify_holders(h, NULL, m);
+		/* A wait claims what a local one would (op_wait_claims()). */
+		if (new & hl_mode_bit(m))
+			hl_wait_claim(NULL, h, m);
+	}
 }
 
 /**
@@ -1975,7 +1981,8 @@ void hl_head_granted(struct hl_head *h, unsigned int counts[HLOCK_NR_MODES])
  *
  * Context: the locker lock held; takes the head lock.
  * Return: true when a request waits on @req's resource, or a conversion is
- * pending there, for a mode that conflicts with the mode @req holds.
+ * pending there, or another node waits there (hl_head_waited()), for a
+ * mode that conflicts with the mode @req holds.
  */
 bool hl_req_blocks(struct hl_req *req)
 {
@@ -1984,7 +1991,7 @@ bool hl_req_blocks(struct hl_req *req)
 
 	hl_assert_locker_locked(req->locker);
 	hl_head_lock(h);
-	blocks = hl_conflicts(req->mode, h->wait_mask);
+	blocks = hl_req_blocking(h, req);
 	hl_head_unlock(h);
 	return blocks;
 }
@@ -2003,7 +2010,7 @@ bool hl_req_blocks(struct hl_req *req)
  */
 bool hl_req_blocking(const struct hl_head *h, const struct hl_req *req)
 {
-	unsigned int mask = h->wait_mask | h->remote_mask;
+	unsigned int mask = hl_head_waited(h);
 
 	hl_assert_head_locked(h);
 	if (req->state == HL_WAITING)

@@ -459,6 +459,23 @@ static inline bool hl_head_idle(const struct hl_head *h)
 	return !h->granted_mask && !h->wait_mask;
 }
 
+/**
+ * hl_head_waited() - The modes someone waits for on a resource.
+ * @h: The resource.
+ *
+ * The one answer to "does anyone wait for this?": the new requests and
+ * the conversions (by target) that wait here, and, on a cluster head, the
+ * modes other nodes wait for (@h->remote_mask, whose end a probe tells).
+ * Lease takeovers, yield, the blocking notifications and the lock table
+ * all ask it.  Context: head lock.
+ *
+ * Return: the modes, as bits.
+ */
+static inline unsigned int hl_head_waited(const struct hl_head *h)
+{
+	return h->wait_mask | h->remote_mask;
+}
+
 /* The mode an operation asks for at level @l: its mode last, else intent. */
 static inline unsigned int hl_op_mode(const struct hl_op *op, unsigned int l)
 {

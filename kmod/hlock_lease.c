@@ -10,11 +10,12 @@
  *
  * - the lease expires (the locker's timer, then its work item): the lease
  *   is filed on the resource of each level of its path, under the mode
- *   its acquisition holds there (hl_res.leases), and the head's wait_mask
- *   says whether anyone waits on a conflict with that mode;
- * - a request starts to wait (hl_lease_claim(); a try never waits): the
- *   lists of the modes it conflicts with hold exactly the leases it
- *   claims.
+ *   its acquisition holds there (hl_res.leases), and hl_head_waited() says
+ *   whether anyone, here or on another node, waits on a conflict with that
+ *   mode;
+ * - a request starts to wait (hl_lease_claim(); a try never waits), or
+ *   another node does (a blocking AST): the lists of the modes it
+ *   conflicts with hold exactly the leases it claims.
  *
  * A claimed ("doomed") lease is taken over by its own locker's work item,
  * under that locker's lock and no head lock, as an unlock would: the
@@ -85,7 +86,8 @@ static void hl_lease_file(struct hl_lease *l)
 		hl_head_lock(h);
 		m = hl_lease_mode(l, h->level);
 		hlist_add_head(&l->exp[h->level], &hl_res_of(h)->leases[m]);
-		if (hl_conflicts(m, h->wait_mask)) {
+		/* Waiters here or on other nodes (hl_head_waited()). */
+		if (hl_conflicts(m, hl_head_waited(h))) {
 			struct hl_req *w = hl_queue_first(h, 0);
 
 			hl_lease_doom(l, w && w->locker != l->req->locker ?
@@ -188,11 +190,19 @@ static void hl_lease_take(struct hl_file *f, struct hl_lease *l,
 	pid_t victim = hl_file_pid_ns(f, &init_pid_ns);
 
 	/* Users choose paths and command names: escape them. */
-	pr_info_ratelimited("lease of pid %d (%*pE) on \"%*pE\" expired: taken over for pid %d (%*pE)\n",
-			    victim, (int)strnlen(f->comm, sizeof(f->comm)),
-			    f->comm, l->path_len, l->path, l->taker,
-			    (int)strnlen(l->taker_comm, sizeof(l->taker_comm)),
-			    l->taker_comm);
+	if (l->taker)
+		pr_info_ratelimited("lease of pid %d (%*pE) on \"%*pE\" expired: taken over for pid %d (%*pE)\n",
+				    victim,
+				    (int)strnlen(f->comm, sizeof(f->comm)),
+				    f->comm, l->path_len, l->path, l->taker,
+				    (int)strnlen(l->taker_comm,
+						 sizeof(l->taker_comm)),
+				    l->taker_comm);
+	else
+		pr_info_ratelimited("lease of pid %d (%*pE) on \"%*pE\" expired: taken over for a waiter, of another node or gone\n",
+				    victim,
+				    (int)strnlen(f->comm, sizeof(f->comm)),
+				    f->comm, l->path_len, l->path);
 	trace_hlock_takeover(victim, l->path, mode);
 	hl_stat_add(f, takeovers, 1);
 	f->leases.taken++;
@@ -492,7 +502,8 @@ bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len)
 /**
  * hl_lease_claim() - A request starts to wait on @h: it claims the expired
  *	leases there whose mode conflicts with the one it asks for.
- * @lk: Its locker.
+ * @lk: Its locker, or NULL for a wait of another node, which claims them
+ *	all.
  * @h: The resource.
  * @mode: The mode it asks for.
  *
@@ -524,7 +535,7 @@ void hl_lease_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 				continue;
 			}
 			hl_lease_unfile_one(l, h);
-			hl_lease_doom(l, hl_file_of(lk));
+			hl_lease_doom(l, lk ? hl_file_of(lk) : NULL);
 		}
 		/* What is left is all its own. */
 		r->lease_tail[m] = hlist_entry_safe(r->leases[m].first,

@@ -227,11 +227,18 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 }
 
 /* Waits that may claim expired leases: never a try's (issue 26). */
-static unsigned long wait_claims;
+static unsigned long wait_claims, remote_claims;
 
 void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 {
 	CHECK(thead_of(h)->locked, "claim outside the head lock");
+	/* Another node's wait (a blocking AST) claims too. */
+	if (!lk) {
+		CHECK(h->cluster && (h->remote_mask & hl_mode_bit(mode)),
+		      "a remote claim of %u at %s", mode, thead_of(h)->path);
+		remote_claims++;
+		return;
+	}
 	CHECK(!(lk->op.flags & HL_RF_TRY), "a try claims");
 	CHECK(lk->op.heads[lk->op.level] == h && mode, "claim at %s",
 	      thead_of(h)->path);
@@ -2050,6 +2057,7 @@ static void test_cluster(void)
 	{
 		struct hl_head *h = find_head("c");
 		int b1 = lockers[1].basts, b2 = lockers[2].basts;
+		unsigned long claims = remote_claims;
 
 		hl_head_lock(h);
 		hl_node_remote(h, hl_mode_bit(HLOCK_X));
@@ -2057,11 +2065,16 @@ static void test_cluster(void)
 		/* S was told already, by the IX that waits. */
 		CHECK(lockers[1].basts == b1 && lockers[2].basts == b2 + 1,
 		      "the IS holder told of a remote X");
+		CHECK(remote_claims == claims + 1,
+		      "the remote X claims the expired leases in its way");
 		CHECK(req_blocking_locked(h, req_of(2, "c")), "IS blocks it");
+		CHECK(hl_req_blocks(req_of(2, "c")),
+		      "a yield hears of the remote X too");
 		hl_head_lock(h);
 		hl_node_remote(h, hl_mode_bit(HLOCK_X));
 		hl_head_unlock(h);
-		CHECK(lockers[2].basts == b2 + 1, "told once");
+		CHECK(lockers[2].basts == b2 + 1 && remote_claims == claims + 1,
+		      "told once, claimed once");
 		h->remote_mask = hl_mode_bit(HLOCK_S);
 	}
 	/* A holder's conversion does not wait for other nodes. */
