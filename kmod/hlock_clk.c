@@ -13,14 +13,16 @@
  * then on new local requests that conflict with it wait too (hl_head's
  * remote_mask), and once the local holders allow it the DLM lock goes
  * down to what they still hold, NL when nothing, and the other node gets
- * its turn.  Up from NL is a new DLM lock in the other of two slots (the
- * NL one is dropped once it is asked), so that it queues behind the
- * nodes that wait (hlock_node.c says why).  (With the parameter
- * cluster_cache off it goes down at every release instead, so that every
- * lock is a DLM round trip: for comparison.)  What to ask and when is the
- * core's (hlock_node.c): this file calls the DLM, takes its answers in
- * and hands them to the core.
- *
+ * its turn.  Up is a conversion that queues behind the conversions that
+ * wait (DLM_LKF_QUECVT), from a lock made in NL at once (DLM_LKF_EXPEDITE),
+ * so that the nodes take their turns in order (hlock_node.c says why).
+ * While other nodes wait for what this node keeps, it asks now and then
+ * whether they still do (a probe: the mode it holds, asked again).  (With
+ * the parameter cluster_cache off it goes down at every release instead,
+ * so that every lock is a DLM round trip: for comparison.)  What to ask
+ * and when is the core's (hlock_node.c): this file calls the DLM, takes
+ * its answers in and hands them to the core.
+
  * DLM modes NL, CR, CW, PR, PW and EX are hlock's NL, IS, IX, S, SIX and X,
  * with the same numbers and the same compatibility matrix.
  *
@@ -43,8 +45,9 @@
  * there is at most one DLM request in flight per resource (@busy).
  *
  * Lifetimes: a resource whose node has a DLM lock on it, or a request in
- * flight, or whose work is queued or running (@refs), is not freed
- * (hl_cluster_may_free()) until its lockspace is released.  The
+ * flight, or whose work is queued or running or due later (@refs), is not
+ * freed (hl_cluster_may_free()) until its lockspace is released; leaving
+ * the lockspace stops the passes due later first (hl_clk_halt()).  The
  * completion AST holds @refs from before it sets @done, the answer the
  * work takes in, until its work is queued, which holds them on until that
  * pass ends: the work may answer the request and a reclaim pass look at
@@ -58,6 +61,7 @@
 
 #include "hlock_dlm.h"
 #include "hlock_clk.h"
+#include "hlock_cluster.h"
 #include "hlock_locker.h"
 #include "hlock_lvb.h"
 #include "hlock_test.h"
@@ -77,11 +81,10 @@ void hl_clk_update(struct hl_head *h)
 		hl_clk_queue(c);
 }
 
-/* The completion AST: a request of a slot's lock ended (lksb.sb_status). */
+/* The completion AST: the request in flight ended (lksb.sb_status). */
 static void hl_clk_ast(void *arg)
 {
-	struct hl_clk_slot *s = arg;
-	struct hl_clk *c = s->c;
+	struct hl_clk *c = arg;
 	struct hl_cluster *cl = c->cl;
 
 	/*
@@ -95,7 +98,7 @@ static void hl_clk_ast(void *arg)
 	atomic_inc(&c->refs);
 	/* Counted before the work can see the answer. */
 	smp_mb__after_atomic();
-	set_bit(s - c->slot, &c->done);
+	set_bit(0, &c->done);
 	/* Test build: a test holds the callback here (hlock_test.h). */
 	hl_test_stall(HL_TP_AST, c->r->name, c->r->len);
 	hl_clk_queue(c);
@@ -108,8 +111,7 @@ static void hl_clk_ast(void *arg)
 /* The blocking AST: another node waits for @mode. */
 static void hl_clk_bast(void *arg, int mode)
 {
-	struct hl_clk_slot *s = arg;
-	struct hl_clk *c = s->c;
+	struct hl_clk *c = arg;
 
 	if (mode <= HLOCK_NL || mode >= HLOCK_NR_MODES)
 		return;
@@ -120,47 +122,37 @@ static void hl_clk_bast(void *arg, int mode)
 	rcu_read_unlock();
 }
 
-/* The request in flight ended: take in its result.  Context: head lock. */
-static void hl_clk_result(struct hl_clk *c, struct hl_head *h)
+/* How the request in flight ended, for the core. */
+static enum hl_node_answer hl_clk_answer(struct hl_clk *c)
 {
-	struct dlm_lksb *lksb = &c->slot[c->node.slot].lksb;
-	int status = lksb->sb_status;
-	enum hl_node_answer a;
+	int status = c->lksb.sb_status;
 
 	switch (status) {
 	case 0:
-		a = HL_NODE_GRANTED;
-		break;
+		return HL_NODE_GRANTED;
 	case -DLM_ECANCEL:
-		a = HL_NODE_CANCELLED;
-		break;
+		return HL_NODE_CANCELLED;
 	case -EAGAIN:
 		/* DLM_LKF_NOQUEUE: not now. */
-		a = HL_NODE_REFUSED;
-		break;
+		return HL_NODE_REFUSED;
 	case -EDEADLK:
-		a = HL_NODE_DEADLOCK;
-		break;
+		return HL_NODE_DEADLOCK;
 	default:
 		if (!c->node.unlocking)
 			pr_warn_ratelimited("DLM lock of a resource in lockspace %s: %d\n",
 					    c->cl->name, status);
-		a = HL_NODE_FAILED;
-		break;
+		return HL_NODE_FAILED;
 	}
-	if (hl_node_answer(h, &c->node, a))
-		hl_lvb_load(c->r, lksb->sb_flags & DLM_SBF_VALNOTVALID ?
-				  NULL : (const u8 *)c->lvb);
 }
 
 /*
  * The DLM refused the request @call of @c at once, with @err (no memory,
  * say): nothing will answer it, so nothing is in flight.  The DLM lock
  * is as it was; the head grants what it covers again after a refused
- * unlock, and no more than it did after a refused conversion.  The
- * try-locks it was for give up.  Every resource's work asks again in
- * HL_RETRY_MS: what waits would otherwise wait for good.  A refused
- * cancel leaves the request to its answer.
+ * unlock, and no more than it did after a refused conversion.  Every
+ * resource's work asks again in HL_RETRY_MS: what waits would otherwise
+ * wait for good.  A refused cancel leaves the request to its answer: the
+ * request it was for was answered already, or is about to be.
  * Context: process context, no lock held.
  */
 static void hl_clk_refused(struct hl_clk *c, unsigned int call, int err)
@@ -168,10 +160,13 @@ static void hl_clk_refused(struct hl_clk *c, unsigned int call, int err)
 	struct hl_cluster *cl = c->cl;
 	struct hl_head *h = &c->r->head;
 
+	if (call == HL_NODE_CANCEL) {
+		pr_debug("lockspace %s: a cancel came too late: %d\n",
+			 cl->name, err);
+		return;
+	}
 	pr_warn_ratelimited("DLM request in lockspace %s: %d; asking again in %u ms\n",
 			    cl->name, err, HL_RETRY_MS);
-	if (call == HL_NODE_CANCEL)
-		return;
 	hl_cluster_answered(cl);
 	hl_head_lock(h);
 	hl_node_failed(h, &c->node);
@@ -184,48 +179,42 @@ static void hl_clk_refused(struct hl_clk *c, unsigned int call, int err)
 }
 
 /*
- * The unlock of hl_clk_drop() ended with @status: -DLM_EUNLOCK, or it
- * failed and the NL lock stays until the lockspace goes.  Context: head
- * lock.
+ * A pass is due at hl_clock() time @at: run one then, unless one is due
+ * sooner.  Counted in @refs while pending.  Context: process context, no
+ * lock held; not once the binding is being left (hl_clk_halt()).
  */
-static void hl_clk_dropped(struct hl_clk *c, struct hl_head *h, int status)
+static void hl_clk_later(struct hl_clk *c, u64 at)
 {
-	if (status != -DLM_EUNLOCK)
-		pr_warn_ratelimited("NL lock of a resource in lockspace %s stays: %d\n",
-				    c->cl->name, status);
-	hl_node_dropped(h, &c->node);
+	u64 now = ktime_get_ns();
+	unsigned long delay = at > now ? nsecs_to_jiffies(at - now) + 1 : 0;
+
+	atomic_inc(&c->refs);
+	/* Pending already: that one is counted; it goes at the new time. */
+	if (mod_delayed_work(c->cl->wq, &c->later, delay))
+		atomic_dec(&c->refs);
 }
 
-/*
- * Unlock the NL lock in @s, which the lock granted in the other slot
- * replaces.  Context: process context, no lock held.
- */
-static void hl_clk_drop(struct hl_clk *c, struct hl_clk_slot *s)
+static void hl_clk_later_work(struct work_struct *work)
 {
-	struct hl_head *h = &c->r->head;
-	int ret;
+	struct hl_clk *c = container_of(to_delayed_work(work), struct hl_clk,
+					later);
 
-	hl_cluster_sent(c->cl);
-	ret = (*hl_dlm.unlock)(c->cl->ls, s->lksb.sb_lkid, 0, &s->lksb, s);
-	if (!ret)
-		return;
-	hl_cluster_answered(c->cl);
-	hl_head_lock(h);
-	hl_clk_dropped(c, h, ret);
-	hl_head_unlock(h);
+	rcu_read_lock();
 	hl_clk_queue(c);
+	rcu_read_unlock();
+	/* Last touch of @c (the reclaim pass reads @refs with acquire). */
+	atomic_dec_return_release(&c->refs);
 }
 
 /* One pass of hl_clk_work(). */
 static void hl_clk_pass(struct hl_clk *c)
 {
 	struct hl_head *h = &c->r->head;
+	struct hl_node_event ev = { };
 	struct hl_node_req req;
-	struct hl_clk_slot *s;
 	struct hl_grants g;
-	unsigned int basts;
+	u32 flags = 0;
 	int ret;
-	u32 flags = DLM_LKF_VALBLK;
 
 	hl_grants_init(&g);
 	/*
@@ -235,55 +224,67 @@ static void hl_clk_pass(struct hl_clk *c)
 	if (atomic_read(&c->basts))
 		hl_test_stall(HL_TP_BAST, c->r->name, c->r->len);
 	hl_head_lock(h);
-	/* The NL lock a new lock replaced is gone. */
-	if (test_and_clear_bit(!c->node.slot, &c->done))
-		hl_clk_dropped(c, h, c->slot[!c->node.slot].lksb.sb_status);
-	if (test_and_clear_bit(c->node.slot, &c->done))
-		hl_clk_result(c, h);
+	/*
+	 * The answer first, then the blocking ASTs: every one that came
+	 * before the answer is seen with it (the DLM calls them in order,
+	 * and both reads are ordered), and the core takes the answer in
+	 * first (hlock_node.c).
+	 */
+	ev.answered = test_and_clear_bit(0, &c->done);
+	if (ev.answered)
+		ev.answer = hl_clk_answer(c);
+	ev.basts = atomic_xchg(&c->basts, 0);
+	ev.now = hl_clock();
 	WRITE_ONCE(c->passes, c->passes + 1);
-	basts = atomic_xchg(&c->basts, 0);
-	hl_node_pass(h, &c->node, basts, hl_cluster_up(c->cl),
+	hl_node_pass(h, &c->node, &ev, hl_cluster_up(c->cl),
 		     hl_cluster_live(c->cl), &g, &req);
+	/* Gone up: the value the last writer left, or that it is lost. */
+	if (req.load)
+		hl_lvb_load(c->r, c->lksb.sb_flags & DLM_SBF_VALNOTVALID ?
+				  NULL : (const u8 *)c->lvb);
 	/* Going down from SIX or X, or away: publish this node's value. */
 	if (req.store)
 		hl_lvb_store(c->r, c->lvb);
-	if (req.convert)
-		flags |= DLM_LKF_CONVERT;
-	if (req.noqueue)
-		flags |= DLM_LKF_NOQUEUE;
 	hl_head_unlock(h);
 	hl_grants_continue(&g);
 	/* After the continuations: a try-lock looks at its slot on waking. */
 	wake_up_all(&c->answer_wq);
-	/* A cancel ends the request in flight; its AST answers both. */
-	if (req.call == HL_NODE_LOCK || req.call == HL_NODE_UNLOCK)
-		hl_cluster_sent(c->cl);
-	if (req.call != HL_NODE_NONE)
-		pr_debug("lockspace %s, resource %*pE: %s %s (flags %#x)\n",
-			 c->cl->name, c->namelen, c->name,
-			 req.call == HL_NODE_LOCK ? "lock" :
-			 req.call == HL_NODE_CANCEL ? "cancel" : "unlock",
-			 req.call == HL_NODE_LOCK ? hl_mode_name(req.mode) : "",
-			 flags);
-	/* The new lock was granted: the NL lock it replaces goes. */
-	if (req.drop)
-		hl_clk_drop(c, &c->slot[!req.slot]);
+	if (req.later && hl_cluster_up(c->cl))
+		hl_clk_later(c, req.later);
 	if (req.call == HL_NODE_NONE)
 		return;
-	s = &c->slot[req.slot];
-	if (req.call != HL_NODE_CANCEL && hl_test_dlm_failed())
+	/* A cancel ends the request in flight; its AST answers both. */
+	if (req.call != HL_NODE_CANCEL)
+		hl_cluster_sent(c->cl);
+	if (!req.probe)
+		flags |= DLM_LKF_VALBLK;
+	if (req.convert)
+		flags |= DLM_LKF_CONVERT;
+	if (req.quecvt)
+		flags |= DLM_LKF_QUECVT;
+	if (req.noqueue)
+		flags |= DLM_LKF_NOQUEUE | DLM_LKF_NOQUEUEBAST;
+	if (req.expedite)
+		flags |= DLM_LKF_EXPEDITE;
+	pr_debug("lockspace %s, resource %*pE: %s %s (flags %#x)\n",
+		 c->cl->name, c->namelen, c->name,
+		 req.call == HL_NODE_LOCK ? "lock" :
+		 req.call == HL_NODE_CANCEL ? "cancel" : "unlock",
+		 req.call == HL_NODE_LOCK ? hl_mode_name(req.mode) : "", flags);
+	/* Test build: refused at once; not a probe, which no call waits for. */
+	if (req.call != HL_NODE_CANCEL && !req.probe && hl_test_dlm_failed())
 		ret = -ENOMEM;
 	else if (req.call == HL_NODE_LOCK)
-		ret = (*hl_dlm.lock)(c->cl->ls, req.mode, &s->lksb, flags,
-				     c->name, c->namelen, 0, hl_clk_ast, s,
+		ret = (*hl_dlm.lock)(c->cl->ls, req.mode, &c->lksb, flags,
+				     c->name, c->namelen, 0, hl_clk_ast, c,
 				     hl_clk_bast);
 	else if (req.call == HL_NODE_UNLOCK)
-		ret = (*hl_dlm.unlock)(c->cl->ls, s->lksb.sb_lkid,
-				       DLM_LKF_VALBLK, &s->lksb, s);
+		ret = (*hl_dlm.unlock)(c->cl->ls, c->lksb.sb_lkid,
+				       DLM_LKF_VALBLK, &c->lksb, c);
 	else
 		/* The request's own completion AST says how it ended. */
-		ret = (*hl_dlm.unlock)(c->cl->ls, s->lksb.sb_lkid,
-				       DLM_LKF_CANCEL, &s->lksb, s);
+		ret = (*hl_dlm.unlock)(c->cl->ls, c->lksb.sb_lkid,
+				       DLM_LKF_CANCEL, &c->lksb, c);
 	if (ret)
 		hl_clk_refused(c, req.call, ret);
 }
@@ -315,21 +316,28 @@ static void hl_clk_name(struct hl_clk *c, const char *path, unsigned int len)
 
 /**
  * hl_cluster_try_wait() - Let a try-lock that waits only for this node's
- *	DLM lock wait for the DLM's answer.
+ *	DLM lock wait for the DLM.
  * @f: The locker, its lock held; its operation waits.
  * @g: Lockers that the caller's grant passes granted, run here.
+ * @deadline: When the try gives up if it waits for a queued request: 0
+ *	until it first does, then set (hl_cluster_try_deadline()).
  *
  * A try-lock in a cluster space must not fail only because this node does
- * not hold the resource yet: the conversion it needs is asked with
- * DLM_LKF_NOQUEUE, which the DLM grants or refuses at once.  Drops and
- * retakes the locker lock.
+ * not hold the resource yet, nor because another node only caches it: the
+ * conversion it needs is asked with DLM_LKF_NOQUEUE, which the DLM grants
+ * or refuses at once, telling the nodes in its way (NOQUEUEBAST); after a
+ * refusal it is asked again, queued, and the try waits for that for
+ * cluster_try_ms at most: a node that holds nothing there lets go
+ * meanwhile, one that holds on makes the try give up.  Drops and retakes
+ * the locker lock.
  *
  * Context: process context, the locker lock held; may sleep.
  * Return: 1 when it waited (look at the slot again), 0 when the try gives
- * up (a conflict on this node, or the DLM refused), -EINTR on a signal,
- * -ENOLINK when this node lost the cluster meanwhile.
+ * up (a conflict on this node, another node's wait, the deadline),
+ * -EINTR on a signal, -ENOLINK when this node lost the cluster meanwhile.
  */
-int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
+int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g,
+			ktime_t *deadline)
 {
 	struct hl_op *op = &f->lk.op;
 	unsigned long passes;
@@ -337,8 +345,9 @@ int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
 	struct hl_head *h;
 	struct hl_req *req;
 	struct hl_clk *c;
-	bool ok;
-	int ret;
+	ktime_t left = KTIME_MAX;
+	long ret;
+	int ok;
 
 	lockdep_assert_held(&f->lock);
 	if (op->state != HL_OP_WAITING || f->tk.pending)
@@ -350,28 +359,41 @@ int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g)
 	if (!c)
 		return 0;
 	hl_head_lock(h);
-	ok = req->state == HL_GRANTED ||
+	ok = req->state == HL_GRANTED ? 1 :
 	     hl_node_try_ok(h, &c->node, req, hl_cluster_up(c->cl));
 	passes = c->passes;
 	hl_head_unlock(h);
 	if (!ok)
 		return 0;
+	/* A queued request: for cluster_try_ms at most, from the first. */
+	if (ok == 2) {
+		if (!*deadline)
+			*deadline = hl_cluster_try_deadline();
+		left = ktime_sub(*deadline, ktime_get());
+		if (left <= 0)
+			return 0;
+	}
 	seen = f->gen;
 	hl_file_unlock(f);
 	hl_grants_run(g);
 	/*
 	 * Until the level is granted (the DLM's grant runs the grant pass
 	 * before it wakes us), or the work passed again (the DLM answered,
-	 * or refused, or what it waits for changed: look again).  The
+	 * or what it waits for changed: look again), or the deadline.  The
 	 * request stays: only this call may withdraw the operation.
 	 */
-	ret = wait_event_interruptible(c->answer_wq,
-				       READ_ONCE(req->state) == HL_GRANTED ||
-				       READ_ONCE(f->gen) != seen ||
-				       READ_ONCE(c->passes) != passes ||
-				       READ_ONCE(c->cl->lost));
+#define hl_try_woken() (READ_ONCE(req->state) == HL_GRANTED ||	\
+			READ_ONCE(f->gen) != seen ||			\
+			READ_ONCE(c->passes) != passes ||		\
+			READ_ONCE(c->cl->lost))
+	if (left == KTIME_MAX)
+		ret = wait_event_interruptible(c->answer_wq, hl_try_woken());
+	else
+		ret = wait_event_interruptible_hrtimeout(c->answer_wq,
+							 hl_try_woken(), left);
+#undef hl_try_woken
 	mutex_lock(&f->lock);
-	if (ret)
+	if (ret == -ERESTARTSYS)
 		return -EINTR;
 	/* Granted first, or the node lost the cluster: the try gives up. */
 	return READ_ONCE(c->cl->lost) && READ_ONCE(req->state) != HL_GRANTED ?
@@ -400,16 +422,14 @@ int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 	if (!c)
 		return -ENOMEM;
 	INIT_WORK(&c->work, hl_clk_work);
+	INIT_DELAYED_WORK(&c->later, hl_clk_later_work);
 	init_waitqueue_head(&c->answer_wq);
 	atomic_set(&c->basts, 0);
 	atomic_set(&c->refs, 0);
 	hl_node_init(&r->head, &c->node);
 	c->r = r;
 	c->cl = cl;
-	c->slot[0].c = c;
-	c->slot[1].c = c;
-	c->slot[0].lksb.sb_lvbptr = c->lvb;
-	c->slot[1].lksb.sb_lvbptr = c->lvb;
+	c->lksb.sb_lvbptr = c->lvb;
 	hl_clk_name(c, path, len);
 	if (!len)
 		cl->root = r;
@@ -452,7 +472,7 @@ bool hl_cluster_may_free(struct hl_res *r)
 	 * A callback may still come: for the answer, or for the lock; or
 	 * one is still at it, or the work is.
 	 */
-	if (c->node.busy || c->node.drop || atomic_read_acquire(&c->refs))
+	if (c->node.busy || atomic_read_acquire(&c->refs))
 		return false;
 	if (!c->node.exists)
 		return true;
@@ -521,6 +541,21 @@ void hl_clk_lost(struct hl_res *r, void *arg)
 	hl_head_unlock(&r->head);
 	/* Try-locks waiting for the DLM's answer look again. */
 	wake_up_all(&c->answer_wq);
+}
+
+/*
+ * A resource of a space being left: its pass due later will not come
+ * (none is made due from now on).  Context: the walk's RCU read section.
+ */
+void hl_clk_halt(struct hl_res *r, void *arg)
+{
+	struct hl_clk *c = r->clk;
+
+	if (!c || c->cl != arg)
+		return;
+	/* Cancelled while pending: its count goes (one running ends itself). */
+	if (cancel_delayed_work(&c->later))
+		atomic_dec(&c->refs);
 }
 
 /* After a recovery: let every resource's work make what it held back. */

@@ -6,6 +6,7 @@
 #define _HLOCK_CLK_H
 
 #include <linux/compiler.h>
+#include <linux/ktime.h>
 #include <linux/types.h>
 
 struct hl_cluster;
@@ -20,7 +21,8 @@ int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 bool hl_cluster_may_free(struct hl_res *r);
 unsigned int hl_cluster_rec(struct hl_head *h, u32 *node_mode);
 void hl_cluster_res_free(struct hl_res *r);
-int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g);
+int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g,
+			ktime_t *deadline);
 void hl_clk_update(struct hl_head *h);
 bool hl_cluster_head_lost(const struct hl_head *h);
 

@@ -47,6 +47,23 @@ static bool hl_cluster_cache = true;
 module_param_named(cluster_cache, hl_cluster_cache, bool, 0644);
 MODULE_PARM_DESC(cluster_cache,
 		 "Keep each resource's DLM lock after the last local release (default 1; 0: every lock is a DLM round trip)");
+/*
+ * How often a node that other nodes wait for asks whether they still do
+ * (hlock_node.c's probes).
+ */
+static unsigned int hl_cluster_probe_ms = 500;
+module_param_named(cluster_probe_ms, hl_cluster_probe_ms, uint, 0644);
+MODULE_PARM_DESC(cluster_probe_ms,
+		 "Milliseconds between two looks of a node that other nodes wait for at whether they still do, and before it asks again after a conversion deadlock (default 500; 0: never)");
+/*
+ * How long a try-lock waits for the DLM when nothing on this node stands
+ * in its way: another node that only caches a conflicting mode lets go
+ * meanwhile.
+ */
+static unsigned int hl_cluster_try_ms = 100;
+module_param_named(cluster_try_ms, hl_cluster_try_ms, uint, 0644);
+MODULE_PARM_DESC(cluster_try_ms,
+		 "Milliseconds a try-lock in a cluster lock space waits at most for the DLM, when nothing on this node stands in its way (default 100)");
 /* The parameter as last set; guarded by hl_cluster_lock. */
 static char hl_cluster_param[DLM_LOCKSPACE_LEN + 1];
 static DEFINE_MUTEX(hl_cluster_lock);
@@ -116,6 +133,27 @@ out:
 bool hl_cluster_caching(void)
 {
 	return READ_ONCE(hl_cluster_cache);
+}
+
+/**
+ * hl_cluster_probe_ns() - The cluster_probe_ms parameter, in ns.
+ *
+ * Return: the interval, 0 for never.
+ */
+u64 hl_cluster_probe_ns(void)
+{
+	return (u64)READ_ONCE(hl_cluster_probe_ms) * NSEC_PER_MSEC;
+}
+
+/**
+ * hl_cluster_try_deadline() - When a try-lock that starts now stops
+ *	waiting for the DLM (the cluster_try_ms parameter).
+ *
+ * Return: the deadline on CLOCK_MONOTONIC.
+ */
+ktime_t hl_cluster_try_deadline(void)
+{
+	return ktime_add_ms(ktime_get(), READ_ONCE(hl_cluster_try_ms));
 }
 
 /*
@@ -494,6 +532,14 @@ void hl_cluster_leave(struct hl_cluster *cl)
 	WRITE_ONCE(cl->leaving, true);
 	/* A work that did not see it has made its request by now. */
 	flush_workqueue(cl->wq);
+	/*
+	 * Nothing is due later from now on: a pass that did not see
+	 * @leaving is done.  What is due goes, before the drain below,
+	 * which must see nothing queued by a timer.
+	 */
+	if (cl->root)
+		hl_clk_halt(cl->root, cl);
+	hl_space_for_each(hl_clk_halt, cl);
 	if (!wait_event_timeout(cl->idle_wq,
 				atomic_read(&cl->inflight) <= 0 ||
 				!hl_cluster_live(cl),

@@ -8,6 +8,7 @@
 #define _HLOCK_CLUSTER_H
 
 #include <linux/compiler.h>
+#include <linux/ktime.h>
 #include <linux/types.h>
 
 struct hl_clk;
@@ -30,5 +31,7 @@ long hl_ioctl_cluster(struct hl_file *f, size_t usize, void __user *uarg);
 int hl_cluster_token(struct hl_cluster *cl, u64 *token);
 bool hl_cluster_lost(const struct hl_cluster *cl);
 bool hl_cluster_caching(void);
+u64 hl_cluster_probe_ns(void);
+ktime_t hl_cluster_try_deadline(void);
 
 #endif /* _HLOCK_CLUSTER_H */

@@ -176,6 +176,7 @@ void hl_head_init(struct hl_head *h, struct hl_head *parent)
 	h->remote_mask = 0;
 	h->remote_seq = 0;
 	h->try_waiting = 0;
+	h->try_gen = 0;
 }
 
 /*
@@ -322,8 +323,9 @@ static void wait_begin(struct hl_req *req)
 	struct hl_locker *lk = req->locker;
 
 	hl_assert_head_locked(req->head);
-	if (unlikely(req->head->cluster) && (lk->op.flags & HL_RF_TRY))
-		req->head->try_waiting++;
+	if (unlikely(req->head->cluster) && (lk->op.flags & HL_RF_TRY) &&
+	    !req->head->try_waiting++)
+		req->head->try_gen++;
 	lk->dl_recheck = false;
 	WRITE_ONCE(lk->wait_head, req->head);
 	WRITE_ONCE(lk->wait_req, req);
@@ -715,6 +717,7 @@ static bool head_convert(struct hl_head *h, struct hl_req *req,
 	}
 	req->state = HL_CONVERTING;
 	req->convert = target;
+	req->refused = false;
 	req->seq = ++h->back_seq;
 	list_add_tail(&req->conv_node,
 		      &h->convq[conv_slot[req->mode][target] - 1]);
@@ -1198,6 +1201,7 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	req->convert = HLOCK_NL;
 	req->flags = op_flags(op, l);
 	req->convert_flags = 0;
+	req->refused = false;
 	op->reqs[l] = req;
 	op->step[l] = HL_STEP_NEW;
 	if (part_grant(h, req))
@@ -1530,8 +1534,9 @@ int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
 int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
-	bool granted, lost, recheck;
+	bool granted, lost, refused, recheck;
 	struct hl_head *h;
+	struct hl_req *req;
 	int ret;
 
 	hl_assert_locker_locked(lk);
@@ -1546,17 +1551,23 @@ int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 		return -ENOENT;
 	}
 	h = op->heads[op->level];
+	req = op->reqs[op->level];
 	hl_head_lock(h);
-	granted = op->reqs[op->level]->state == HL_GRANTED;
+	granted = req->state == HL_GRANTED;
 	lost = !granted && unlikely(h->cluster) && hl_node_lost(h);
+	refused = !granted && req->refused;
+	req->refused = false;
 	recheck = !granted && lk->dl_recheck;
 	lk->dl_recheck = false;
 	hl_head_unlock(h);
-	if (lost || (recheck && hl_deadlock_check(lk, g))) {
+	if (refused)
+		hl_note_deadlock(lk, op->level, req->convert);
+	if (lost || refused || (recheck && hl_deadlock_check(lk, g))) {
 		/*
 		 * Its node lost the cluster: it will never be granted.  Or
-		 * an edge to its wait closed a cycle (dl_recheck()): it was
-		 * withdrawn.
+		 * the DLM refused its node the conversion as a deadlock with
+		 * another node's (hl_node_refuse()).  Or an edge to its wait
+		 * closed a cycle (dl_recheck()): it was withdrawn.
 		 */
 		op_undo(lk, g);
 		op->error = lost ? -ENOLINK : -EDEADLK;
@@ -1806,24 +1817,34 @@ unsigned int hl_node_need(const struct hl_head *h)
 }
 
 /**
- * hl_node_refused() - Whether all that waits on a cluster head gives up.
- * @h: A cluster head.
- * @seq: The head's @back_seq when the DLM last refused this node a mode
- *	asked with DLM_LKF_NOQUEUE for the try-locks that waited.
+ * hl_node_hold() - The least mode covering what a cluster head's holders
+ *	hold, their pending conversions aside.
+ * @h: The head.
  *
- * Every request waiting there (new or converting) is a try-lock, and none
- * arrived after the refusal: each gives up as soon as it looks, so asking
- * the DLM again on their behalf, queued this time, would be a request
- * nobody waits for.  Context: head lock.
+ * What this node cannot give up in the DLM.  Context: head lock.
  *
- * Return: true when it is so.
+ * Return: a mode, HLOCK_NL when nothing is held.
  */
-bool hl_node_refused(const struct hl_head *h, s64 seq)
+unsigned int hl_node_hold(const struct hl_head *h)
+{
+	hl_assert_head_locked(h);
+	return mask_sup(h->granted_mask);
+}
+
+/**
+ * hl_node_tries_only() - Whether every request that waits on a cluster head
+ *	is a try-lock's.
+ * @h: The head.
+ *
+ * Context: head lock.
+ * Return: true when at least one waits, and nothing else does.
+ */
+bool hl_node_tries_only(const struct hl_head *h)
 {
 	unsigned int m, waiting = 0;
 
 	hl_assert_head_locked(h);
-	if (!h->try_waiting || h->back_seq > seq)
+	if (!h->try_waiting)
 		return false;
 	for (m = 0; m < HLOCK_NR_MODES; m++)
 		waiting += h->wait_count[m];
@@ -1941,6 +1962,39 @@ void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g)
 		list_for_each_entry(req, &h->convq[i], conv_node)
 			if (!req_of_try(req))
 				hl_grant_notify(req->locker, g);
+}
+
+/**
+ * hl_node_refuse() - The DLM refused this node a conversion as a deadlock,
+ *	and the holders of a cluster head hold all the node holds: their
+ *	conversions that need more fail.
+ * @h: The head.
+ * @g: Where the lockers of those conversions are collected, for their
+ *	continuation to fail them with -EDEADLK (hl_op_continue()); not
+ *	try-locks, which give up by themselves, as they never wait.
+ *
+ * The DLM found the conversion this node asked for on their behalf and
+ * another node's waiting for each other's granted modes: each of them
+ * holds a mode that the other node's converter waits for, and waits in
+ * turn.  O(pending conversions on @h), as a grant pass.
+ *
+ * Context: head lock.
+ */
+void hl_node_refuse(struct hl_head *h, struct hl_grants *g)
+{
+	struct hl_req *req;
+	unsigned int i;
+
+	hl_assert_head_locked(h);
+	for (i = 0; i < HL_NR_CONV; i++) {
+		list_for_each_entry(req, &h->convq[i], conv_node) {
+			if (hl_covers(h->node_mode, req->convert) ||
+			    req_of_try(req) || req->refused)
+				continue;
+			req->refused = true;
+			hl_grant_notify(req->locker, g);
+		}
+	}
 }
 
 /**

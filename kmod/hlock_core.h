@@ -155,14 +155,19 @@ struct hl_part {
  *	so that this node lets go instead of starving them.  Pending
  *	conversions do not wait for them (their holders already block the
  *	other nodes, which wait for them in turn).  Cleared when this
- *	node's DLM lock has gone down, or away: then nobody waits for it.
+ *	node's DLM lock has gone down, or away: then nobody waits for it;
+ *	narrowed by a probe to the waits that are still there
+ *	(hlock_node.c).
  *	New requests that waited already when it was set (@remote_seq) do
  *	not wait for them either.
  * @remote_seq: @back_seq when @remote_mask was last set from 0: waiting
  *	new requests up to this number (HLOCK_F_FRONT ones aside) came
  *	before the other nodes' waits.
  * @try_waiting: Requests of try-locks (HL_RF_TRY) waiting here, when
- *	@cluster: they wait for the DLM's answer at once (hl_node_update()).
+ *	@cluster: the DLM is asked for them with DLM_LKF_NOQUEUE first
+ *	(hlock_node.c).
+ * @try_gen: Bumped when a try-lock starts to wait here while none does:
+ *	what the DLM said for the tries that waited before is not about it.
  *
  * @lock: In the kernel, the head lock (hl_head_lock()).
  * @parts: In the kernel, the per-CPU partitions once @has_parts is set.
@@ -193,6 +198,7 @@ struct hl_head {
 	unsigned char node_mode;
 	unsigned int remote_mask;
 	unsigned int try_waiting;
+	unsigned int try_gen;
 	s64 remote_seq;
 #ifdef __KERNEL__
 	spinlock_t lock;
@@ -237,11 +243,14 @@ struct hl_lease;
  *	since it was granted in its mode: told once per grant, as DLM sends
  *	one blocking AST per grant.  A granted conversion or a downgrade
  *	re-arms it.
+ * @refused: Its pending conversion is refused: the DLM refused this node
+ *	the mode it needs as a conversion deadlock (hl_node_refuse()); its
+ *	continuation fails it with -EDEADLK.
  * @lease: In the kernel, the glue's lease on the request, or NULL; the
  *	core never looks at it.
  *
  * @node, @conv_node, @part, @seq, @mode, @convert, @state, @flags,
- * @convert_flags and @bast are protected by the head lock (and @node and
+ * @convert_flags, @bast and @refused are protected by the head lock (and @node and
  * @bast in a partition by its lock).  The locker reads @mode and @state without the head lock
  * only while no conversion of the request is pending: nobody else changes
  * them then.  The other fields are protected by the locker lock.
@@ -271,6 +280,7 @@ struct hl_req {
 	unsigned char flags;
 	unsigned char convert_flags;
 	unsigned char bast;
+	bool refused;
 #ifdef __KERNEL__
 	struct hl_lease *lease;
 #endif
@@ -559,57 +569,78 @@ int hl_downgrade(struct hl_locker *lk, struct hl_head *h, unsigned int mode,
 unsigned int hl_held(struct hl_locker *lk, struct hl_head *h);
 void hl_head_granted(struct hl_head *h, unsigned int counts[HLOCK_NR_MODES]);
 unsigned int hl_node_keep(const struct hl_head *h);
+unsigned int hl_node_hold(const struct hl_head *h);
 unsigned int hl_node_need(const struct hl_head *h);
 bool hl_node_only(const struct hl_head *h, const struct hl_req *req);
-bool hl_node_refused(const struct hl_head *h, s64 seq);
+bool hl_node_tries_only(const struct hl_head *h);
+void hl_node_refuse(struct hl_head *h, struct hl_grants *g);
 void hl_node_remote(struct hl_head *h, unsigned int mask);
 void hl_node_changed(struct hl_head *h, struct hl_grants *g);
 void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g);
 
+/* States of a probe of other nodes' waits (struct hl_node's @probe). */
+enum hl_node_probe {
+	HL_PROBE_NONE,
+	HL_PROBE_FIRST,		/* the first request in flight */
+	HL_PROBE_BETWEEN,	/* its answer came; the second is due */
+	HL_PROBE_SECOND,	/* the second request in flight */
+	HL_PROBE_DONE,		/* its answer came, not yet taken in */
+};
+
 /**
  * struct hl_node - This node's DLM lock on a cluster head (hlock_node.c).
- * @refused_seq: The DLM last refused a DLM_LKF_NOQUEUE request when the
- *	newest request queued on the head had this sequence number:
- *	try-locks up to it give up.
+ * @remote_at: hl_clock() when the head's remote_mask was last said by a
+ *	blocking AST or a probe: the next probe is due a probe interval
+ *	later.
+ * @deadlk_at: hl_clock() when the DLM last refused a conversion as a
+ *	conversion deadlock.
  * @mode: The mode the DLM granted (HLOCK_NL while there is no lock).  The
  *	head's node_mode, what the core may grant, is never more, and less
  *	while a conversion down is in flight.
  * @asked: Mode of the request in flight.
+ * @hold: With @deadlk, what the holders held when the DLM refused.
+ * @probe: enum hl_node_probe.
+ * @probe_seen: Modes of the blocking ASTs since the first probe's answer.
  * @busy: A request is in flight in the DLM.
  * @exists: The DLM lock exists.
  * @unlocking: The request in flight is its unlock.
  * @unlock: The host wants the head gone: unlock it if still unused.
  * @deadlk: The last conversion was refused as a conversion deadlock: go
- *	down to what is held before asking again.
- * @noqueue: The request in flight has DLM_LKF_NOQUEUE: it is answered at
- *	once, granted or refused.
+ *	down to what is held, and ask for no more until that or the probe
+ *	interval is over.
  * @cancelling: The request in flight is being cancelled.
  * @down: The request in flight gives up some of the mode held.
- * @fresh: The request in flight is a new lock made beside the NL one
- *	(up from NL is never a conversion: hlock_node.c).
- * @drop: The NL lock in the other slot goes: the new lock was granted.
- * @drop_now: ...and the next pass asks for its unlock (struct hl_node_req).
- * @slot: Which of the host's two lock slots the DLM lock and the request
- *	in flight are in; the other one is free, or in @drop.
+ * @noqueue: The request in flight has DLM_LKF_NOQUEUE: it is answered at
+ *	once, granted or refused (for try-locks).
+ * @refused: The DLM refused a DLM_LKF_NOQUEUE request for the try-locks
+ *	that wait: the next is queued, and they wait for it a while
+ *	(hl_node_try_ok()), as the other nodes it told may let go.
+ * @failed: The DLM refused the last call at once (no memory, say): the
+ *	try-locks it was for give up.
+ * @try_gen: The head's try_gen when @refused or @failed was said: they
+ *	hold for those try-locks only.
  *
  * Protected by the head lock; only hlock_node.c writes it.
  */
 struct hl_node {
-	s64 refused_seq;
+	u64 remote_at;
+	u64 deadlk_at;
 	unsigned char mode;
 	unsigned char asked;
+	unsigned char hold;
+	unsigned char probe;
+	unsigned char probe_seen;
+	unsigned int try_gen;
 	bool busy;
 	bool exists;
 	bool unlocking;
 	bool unlock;
 	bool deadlk;
-	bool noqueue;
 	bool cancelling;
 	bool down;
-	bool fresh;
-	bool drop;
-	bool drop_now;
-	unsigned char slot;
+	bool noqueue;
+	bool refused;
+	bool failed;
 };
 
 /* What a pass asks of the DLM (struct hl_node_req). */
@@ -630,25 +661,47 @@ enum hl_node_answer {
 };
 
 /**
+ * struct hl_node_event - What a pass of a node lock takes in.
+ * @answered: The request in flight was answered...
+ * @answer: ...so (enum hl_node_answer).
+ * @basts: Modes (bits) of the blocking ASTs that came since the last pass,
+ *	after the answer if there is one.
+ * @now: hl_clock().
+ */
+struct hl_node_event {
+	bool answered;
+	unsigned int answer;
+	unsigned int basts;
+	u64 now;
+};
+
+/**
  * struct hl_node_req - The DLM call a pass asks the host to make.
  * @call: enum hl_node_call.
  * @mode: The mode of HL_NODE_LOCK.
- * @convert: HL_NODE_LOCK converts the existing lock.
- * @noqueue: HL_NODE_LOCK must be answered at once (DLM_LKF_NOQUEUE).
+ * @convert: HL_NODE_LOCK converts the existing lock...
+ * @quecvt: ...behind the conversions that wait (DLM_LKF_QUECVT): up.
+ * @noqueue: HL_NODE_LOCK must be answered at once (DLM_LKF_NOQUEUE), and
+ *	the nodes in its way told (DLM_LKF_NOQUEUEBAST).
+ * @expedite: HL_NODE_LOCK makes the lock, in NL, granted at once
+ *	(DLM_LKF_EXPEDITE).
+ * @probe: HL_NODE_LOCK asks for the mode held, without the value block.
+ * @load: Load the lock value block the answer brought into the head first.
  * @store: Store the head's lock value block into the DLM's first (the
  *	node goes down from SIX or X, or away).
- * @slot: The lock slot of the call.
- * @drop: Unlock the NL lock in the other slot (whatever @call is); its
- *	answer goes to hl_node_dropped().
+ * @later: hl_clock() time at which a pass is due (a probe), or 0.
  */
 struct hl_node_req {
 	unsigned int call;
 	unsigned int mode;
 	bool convert;
+	bool quecvt;
 	bool noqueue;
+	bool expedite;
+	bool probe;
+	bool load;
 	bool store;
-	bool drop;
-	unsigned int slot;
+	u64 later;
 };
 
 void hl_node_init(struct hl_head *h, struct hl_node *n);
@@ -657,16 +710,13 @@ void hl_node_release(struct hl_head *h);
 int hl_node_target(const struct hl_head *h, const struct hl_node *n, bool up);
 bool hl_node_cancel_due(const struct hl_head *h, const struct hl_node *n,
 			bool live);
-bool hl_node_answer(struct hl_head *h, struct hl_node *n,
-		    enum hl_node_answer a);
 void hl_node_failed(struct hl_head *h, struct hl_node *n);
-void hl_node_dropped(struct hl_head *h, struct hl_node *n);
-void hl_node_pass(struct hl_head *h, struct hl_node *n, unsigned int basts,
-		  bool up, bool live, struct hl_grants *g,
-		  struct hl_node_req *req);
+void hl_node_pass(struct hl_head *h, struct hl_node *n,
+		  const struct hl_node_event *ev, bool up, bool live,
+		  struct hl_grants *g, struct hl_node_req *req);
 bool hl_node_want_unlock(struct hl_head *h, struct hl_node *n, bool up);
-bool hl_node_try_ok(const struct hl_head *h, const struct hl_node *n,
-		    const struct hl_req *req, bool up);
+int hl_node_try_ok(const struct hl_head *h, const struct hl_node *n,
+		   const struct hl_req *req, bool up);
 
 /**
  * struct hl_blockers - Who blocks a request, for the lock table and logs.

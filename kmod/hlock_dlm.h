@@ -120,43 +120,34 @@ struct hl_cluster {
 };
 
 /**
- * struct hl_clk_slot - A DLM lock of a resource, and what its callbacks
- *	find the resource by (their argument).
- * @lksb: The DLM's status block of the lock.
- * @c: The resource's hl_clk.
- */
-struct hl_clk_slot {
-	struct dlm_lksb lksb;
-	struct hl_clk *c;
-};
-
-/**
  * struct hl_clk - This node's DLM lock on one resource of a cluster space.
+ * @lksb: The DLM's status block of the lock; its value block is @lvb.
  * @work: Does what a callback or the core asked for (hl_clk_work()).
+ * @later: Runs @work when a pass asked to be looked at later (a probe of
+ *	other nodes' waits, hlock_node.c), counted in @refs while pending.
  * @r: The resource.
  * @cl: Its space's binding.
- * @slot: The two lock slots (hl_node's @slot says which one holds the
- *	lock; a new lock goes in the other).
- * @done: Bit i set by the completion AST of a request in @slot[i].
+ * @done: Bit 0 set by the completion AST of the request in flight.
  * @basts: Modes (bits) of the blocking ASTs not yet looked at.
- * @refs: Passes of @work queued or running, and completion ASTs between
- *	setting @done and queueing @work: while not 0, the resource stays
- *	(hl_cluster_may_free()).
+ * @refs: Passes of @work queued or running, @later pending, and
+ *	completion ASTs between setting @done and queueing @work: while not
+ *	0, the resource stays (hl_cluster_may_free()).
  * @node: The lock as the core sees it, and what it asks of the DLM next
- *	(hlock_node.c): this file only reads it (@node.exists: the lksb of
- *	@slot[@node.slot] has a valid lock id).
+ *	(hlock_node.c): this file only reads it (@node.exists: @lksb has a
+ *	valid lock id).
  * @passes: Passes of the work: a try-lock waiting for an answer looks
  *	again after each (the answer, or a change that makes it moot).
  * @answer_wq: Where try-locks wait for the answer.
  * @namelen: Bytes of @name.
  * @name: The DLM resource name (see the top of the file).
- * @lvb: The lock value block the DLM reads and writes (every request has
- *	DLM_LKF_VALBLK): the resource's value, copied in before this node
- *	goes down from SIX or X, out after it goes up from less.
+ * @lvb: The lock value block the DLM reads and writes (every request but
+ *	a probe has DLM_LKF_VALBLK): the resource's value, copied in before
+ *	this node goes down from SIX or X, out after it goes up from less.
  */
 struct hl_clk {
-	struct hl_clk_slot slot[2];
+	struct dlm_lksb lksb;
 	struct work_struct work;
+	struct delayed_work later;
 	struct hl_res *r;
 	struct hl_cluster *cl;
 	unsigned long done;
@@ -235,8 +226,12 @@ static inline void hl_clk_queue(struct hl_clk *c)
 /* The DLM's entry points; guarded by hlock_cluster.c's hl_dlm_lock. */
 extern struct hl_dlm_ops hl_dlm;
 
-/* hlock_clk.c: a resource of a lost space; a resource after a recovery. */
+/*
+ * hlock_clk.c: a resource of a lost space; a resource after a recovery; a
+ * resource of a space being left, whose later passes go.
+ */
 void hl_clk_lost(struct hl_res *r, void *arg);
 void hl_clk_resume(struct hl_res *r, void *arg);
+void hl_clk_halt(struct hl_res *r, void *arg);
 
 #endif /* _HLOCK_DLM_H */

@@ -217,9 +217,11 @@ void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 		  const struct hl_req *req);
 /*
  * A level of a lock call that waits (not a try) starts to wait on @h for
- * @mode, right after hl_note_wait(): what it may claim there, it claims
- * (the glue's expired leases that conflict with @mode, which their lockers
- * then give up).  Context: the locker lock and the head lock of @h held.
+ * @mode, right after hl_note_wait(), or other nodes start to wait there
+ * (@lk NULL): what it may claim there, it claims (the glue's expired
+ * leases that conflict with @mode, which their lockers then give up; a
+ * locker's own are not in its way).  Context: the head lock of @h held,
+ * and the locker lock of @lk.
  */
 void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
 /* The level was granted after hl_note_wait(). */
@@ -261,6 +263,13 @@ void hl_node_update(struct hl_head *h);
  */
 bool hl_node_caching(void);
 /*
+ * How often, in ns of hl_clock(), a node that other nodes wait for asks
+ * whether they still do (a probe, hlock_node.c), and how long it asks for
+ * nothing more after the DLM refused it a conversion as a deadlock; 0:
+ * never, and until a holder lets go.
+ */
+u64 hl_node_probe_ns(void);
+/*
  * Whether this node lost the cluster of the @cluster head @h: nothing is
  * granted there any more, and what waits there fails with -ENOLINK.  Once
  * true, it stays true.  Context: head lock.
@@ -272,9 +281,11 @@ bool hl_node_lost(const struct hl_head *h);
  */
 void hl_note_lost(struct hl_req *holder);
 /*
- * The waiting level closes a cycle of waits: it is withdrawn next and
+ * The waiting level closes a cycle of waits, or the DLM refused its node
+ * the conversion it waits for as a deadlock: it is withdrawn next and
  * fails with EDEADLK (unless granted at that very moment).  Context: the
- * locker lock and hl_graph_lock() held; the level still waits.
+ * locker lock held (and hl_graph_lock(), from the search); the level still
+ * waits.
  */
 void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
 		      unsigned int mode);

@@ -721,14 +721,17 @@ static int hl_lock_give_up(struct hl_file *f, int ret, struct hl_grants *g)
 
 /*
  * A try that must wait: give up, unless it waits for nothing but the DLM
- * lock of this node in a cluster space, whose answer it waits for, level
- * by level.  f->lock held.
+ * lock of this node in a cluster space, which it waits for, level by
+ * level (hl_cluster_try_wait()).  f->lock held.
  */
 static int hl_lock_try(struct hl_file *f, struct hl_grants *g)
 {
+	ktime_t deadline = 0;
 	int ret, c;
 
-	while ((ret = hl_cluster_try_wait(f, g)) > 0) {
+	if (likely(!f->ns->cl))
+		return hl_lock_give_up(f, -EAGAIN, g);
+	while ((ret = hl_cluster_try_wait(f, g, &deadline)) > 0) {
 		c = hl_lock_continue(f, g);
 		if (c != -EINPROGRESS) {
 			hl_op_clear(f, g);

@@ -142,7 +142,8 @@ void hl_stats_convert(struct hl_req *req, unsigned int target)
 }
 
 /**
- * hl_stats_deadlock() - A waiting level would close a cycle of waits.
+ * hl_stats_deadlock() - A waiting level would close a cycle of waits, or
+ *	the DLM refused its node the conversion it waits for as a deadlock.
  * @lk: The locker; the level is withdrawn next, and the call fails with
  *	EDEADLK.
  * @level: The level.
@@ -154,7 +155,6 @@ void hl_stats_deadlock(struct hl_locker *lk, unsigned int level,
 	struct hl_file *f = hl_file_of(lk);
 
 	lockdep_assert_held(&f->lock);
-	lockdep_assert_held(&lk->graph->lock);
 	hl_stat_add(f, deadlocks, 1);
 	if (trace_hlock_deadlock_enabled())
 		trace_hlock_deadlock(hl_stats_pid(f), lk->op.heads[level], mode);

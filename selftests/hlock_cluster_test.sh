@@ -557,18 +557,21 @@ bar b-done
 # open a moment after the shell that opened it is gone.
 within hlock --cluster= --pid $nspid 2>/dev/null ||
 	t="unbinding the namespace failed"
-# Once the DLM refused X on b to the try, the node asked nothing more for
-# it (no queued request, no cancel): it left hlock2 after two requests,
-# the root's IX and b's X, both with DLM_LKF_NOQUEUE (caching: without,
-# a release lowers the root's DLM mode, and maybe a reclaim unlocks it).
+# The try asked the DLM for X on b, which node 1 holds, at once
+# (NOQUEUE), was refused, waited cluster_try_ms for the queued request
+# that followed and gave up; the node cancelled the request and asked
+# nothing more: it left hlock2 after five requests, the root's lock and
+# b's, each made in NL, the root's converted to IX, b's asked for X twice
+# (the cancel aside; caching: without, a release lowers the root's DLM
+# mode, and maybe a reclaim unlocks it).
 left_hlock2() {
 	dmesg | grep -o 'left DLM lockspace hlock2 after [0-9]* DLM requests'
 }
 if [ "$node" != 1 ] && [ "$cache" = Y ]; then
 	within left_hlock2 >/dev/null
 	out=$(left_hlock2)
-	[ "$out" = "left DLM lockspace hlock2 after 2 DLM requests" ] ||
-		t="node $node's DLM requests in hlock2: '$out', not 2"
+	[ "$out" = "left DLM lockspace hlock2 after 5 DLM requests" ] ||
+		t="node $node's DLM requests in hlock2: '$out', not 5"
 fi
 [ -z "$(hlock --cluster --pid $nspid)" ] || t="the namespace is still bound"
 kill $nspid

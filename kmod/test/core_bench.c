@@ -142,6 +142,11 @@ bool hl_node_caching(void)
 	return true;
 }
 
+u64 hl_node_probe_ns(void)
+{
+	return 0;
+}
+
 bool hl_node_lost(const struct hl_head *h)
 {
 	return false;

@@ -317,6 +317,14 @@ bool hl_node_caching(void)
 	return node_cache;
 }
 
+/* Probes of other nodes' waits: every probe_ns of hl_clock(), 0: never. */
+static u64 probe_ns;
+
+u64 hl_node_probe_ns(void)
+{
+	return probe_ns;
+}
+
 /* This node lost the cluster (test_cluster_lost()). */
 static bool node_lost;
 static unsigned long note_lost;
@@ -338,7 +346,7 @@ void hl_note_lost(struct hl_req *holder)
 static bool detect = true;
 static struct hl_graph graph;
 static int graph_locked, locker_refs;
-static unsigned long note_deadlock;
+static unsigned long note_deadlock, note_dlm_deadlock;
 static bool cycle_through(struct hl_locker *start);
 
 bool hl_deadlock_detect(void)
@@ -410,10 +418,17 @@ void hl_resched(void)
 void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
 		      unsigned int mode)
 {
-	CHECK(graph_locked && !head_locks && lk->op.level == level && mode,
+	CHECK(!head_locks && lk->op.level == level && mode,
 	      "deadlock noted at %u", level);
-	/* The level still waits: the cycle is there to be seen. */
-	CHECK(cycle_through(lk), "deadlock without a cycle");
+	/*
+	 * The level still waits: the cycle is there to be seen, unless the
+	 * DLM found it, with another node (hl_node_refuse()).
+	 */
+	if (lk->op.heads[level]->cluster && !graph_locked) {
+		note_dlm_deadlock++;
+		return;
+	}
+	CHECK(graph_locked && cycle_through(lk), "deadlock without a cycle");
 	note_deadlock++;
 }
 
@@ -1840,23 +1855,13 @@ static struct hl_req *req_of(int i, const char *path)
 	return hl_locker_find(&lockers[i].lk, find_head(path));
 }
 
-/* hl_req_blocking() and hl_node_refused() under the head lock, as the glue. */
+/* hl_req_blocking() under the head lock, as the glue. */
 static bool req_blocking_locked(struct hl_head *h, const struct hl_req *req)
 {
 	bool r;
 
 	hl_head_lock(h);
 	r = hl_req_blocking(h, req);
-	hl_head_unlock(h);
-	return r;
-}
-
-static bool node_refused_locked(struct hl_head *h, s64 seq)
-{
-	bool r;
-
-	hl_head_lock(h);
-	r = hl_node_refused(h, seq);
 	hl_head_unlock(h);
 	return r;
 }
@@ -2106,59 +2111,80 @@ static void test_cluster(void)
 	CHECK(collect(4) == 0 && collect(5) == -EAGAIN, "X first");
 	CHECK(unlock(4, "c") == 0 && collect(5) == 0, "then S");
 	/*
-	 * Try-locks the DLM refused give up: nothing is asked for them,
-	 * unless a request that is not one waits too, or one arrived after
-	 * the refusal.
+	 * A try-lock, HLOCK_F_FRONT or not, that waits for the node alone
+	 * may wait for the DLM: whatever happened to an earlier one.
 	 */
 	CHECK(unlock(5, "c") == 0, "released");
 	node_set("c", HLOCK_S, 0);
-	CHECK(lock(6, "c", HLOCK_X, HL_RF_TRY) == -EINPROGRESS,
-	      "a try-lock of X waits for the node");
 	{
 		struct hl_head *h = find_head("c");
-		s64 seq = h->back_seq;
+		struct hl_node nd;
 
-		CHECK(node_refused_locked(h, seq), "refused: it gives up");
-		CHECK(!node_refused_locked(h, seq - 1),
-		      "not when it came after the refusal");
-		CHECK(lock(7, "c", HLOCK_S, 0) == -EINPROGRESS &&
-		      !node_refused_locked(h, h->back_seq),
-		      "a blocking request behind it still needs the node");
-		cancel(7);
-		CHECK(node_refused_locked(h, h->back_seq), "withdrawn, it does not");
+		hl_head_lock(h);
+		hl_node_init(h, &nd);
+		nd.exists = true;
+		nd.mode = HLOCK_S;
+		h->node_mode = HLOCK_S;
+		hl_head_unlock(h);
+		CHECK(lock(6, "c", HLOCK_X, HL_RF_TRY | HLOCK_F_FRONT) ==
+		      -EINPROGRESS, "a FRONT try of X waits for the node");
+		hl_head_lock(h);
+		CHECK(hl_node_try_ok(h, &nd, lockers[6].lk.op.reqs[1],
+				     true) == 1, "it may wait for the DLM");
+		hl_head_unlock(h);
 		cancel(6);
-		CHECK(!node_refused_locked(h, h->back_seq), "nothing waits");
+		CHECK(lock(6, "c", HLOCK_X, HL_RF_TRY) == -EINPROGRESS,
+		      "a try of X");
+		hl_head_lock(h);
+		CHECK(hl_node_try_ok(h, &nd, lockers[6].lk.op.reqs[1],
+				     true) == 1, "it may wait for the DLM too");
+		hl_node_remote(h, hl_mode_bit(HLOCK_S));
+		CHECK(!hl_node_try_ok(h, &nd, lockers[6].lk.op.reqs[1], true),
+		      "not once another node waits for S");
+		h->remote_mask = 0;
+		hl_head_unlock(h);
+		cancel(6);
 	}
 	cluster_heads = false;
 	reset();
 }
 
 /*
- * A DLM of two nodes on one resource, "c": this node (A, the core under
- * test, driven as hlock_cluster.c drives it: hl_node_pass() under the head
- * lock, the call it asks for once the lock is dropped, hl_node_answer()
- * with the answer) and other nodes: B, whose locks the test takes and
- * drops, and C, which only holds what the test gives it.  Like the DLM: a
- * conversion is granted ahead of waiting requests when it is compatible
- * with the other nodes' grants, a new request queues behind a waiting one,
- * NOQUEUE is answered at once, and a node whose grant blocks a waiting
- * request gets a blocking AST for its mode.
+ * A DLM (simulated) of one resource, "c", and three nodes, each with one
+ * lock, as fs/dlm grants them: this node (A, the core under test, driven
+ * as hlock_clk.c drives it: hl_node_pass() under the head lock with the
+ * answer and the blocking ASTs that came, the call it asks for once the
+ * lock is dropped), B, whose conversions the test asks for and cancels,
+ * and C, which only holds what the test gives it.  The rules of fs/dlm
+ * that the node's protocol relies on:
+ * - a conversion is granted at once when it is compatible with the other
+ *   granted modes (those of converting locks too), unless it has QUECVT
+ *   and another conversion waits (6-3, 6-7); else it waits, in order, and
+ *   only the first waiting conversion can be granted (6-3);
+ * - a conversion whose granted mode blocks one that waits is refused as a
+ *   conversion deadlock (EDEADLK);
+ * - a lock made in NL with EXPEDITE is granted at once (6-11);
+ * - a grant re-arms its holder's blocking AST; after every grant or wait,
+ *   each holder whose mode blocks the highest waiting mode is told of it,
+ *   once per grant (grant_pending_locks(), send_blocking_asts()).
  */
+enum { NA, NB, NC, NNODES };
+
 static struct {
 	struct hl_node n;
-	unsigned int a_mode;	/* the DLM's grant to A */
-	unsigned int a_want;	/* A's request in flight, while a_busy */
-	bool a_busy;
-	bool a_conv;
-	bool answer;		/* an answer for A is due */
-	enum hl_node_answer ans;
-	unsigned int b_mode;	/* the DLM's grant to B */
-	unsigned int b_want;	/* B's waiting request, HLOCK_NL if none */
-	unsigned int c_mode;	/* the DLM's grant to C */
-	bool dropped;		/* A's replaced NL lock went, not taken in */
-	unsigned long drops;
-	unsigned int basts;	/* blocking ASTs for A, not yet taken in */
+	unsigned int gr[NNODES];	/* granted modes (NL: none) */
+	unsigned int rq[NNODES];	/* a waiting conversion's, or NL */
+	unsigned long order[NNODES];	/* its place in the queue */
+	unsigned int highbast[NNODES];
+	unsigned long seq;
+	bool a_exists;
+	bool answer;			/* an answer for A is due... */
+	enum hl_node_answer ans;	/* ...this one */
+	unsigned int basts;		/* blocking ASTs for A, not taken in */
+	unsigned int b_basts;		/* blocking ASTs B got */
+	bool b_deadlk;			/* B's last conversion was refused */
 	unsigned long calls;
+	unsigned long probes;
 } dlm;
 
 static bool compat(unsigned int a, unsigned int b)
@@ -2166,44 +2192,135 @@ static bool compat(unsigned int a, unsigned int b)
 	return !hl_conflicts(a, hl_mode_bit(b));
 }
 
-/* The DLM grants what it can: A's request, then B's. */
-static void dlm_grant(void)
+/* Tell node @x of a waiter of mode @m, once per grant of its lock. */
+static void dlm_bast(unsigned int x, unsigned int m)
 {
-	if (dlm.a_busy && !dlm.answer && compat(dlm.a_want, dlm.b_mode) &&
-	    compat(dlm.a_want, dlm.c_mode) &&
-	    (dlm.a_conv || dlm.b_want == HLOCK_NL)) {
-		dlm.a_mode = dlm.a_want;
-		dlm.a_busy = false;
+	if (dlm.highbast[x] >= m || compat(dlm.gr[x], m) ||
+	    dlm.gr[x] == HLOCK_NL)
+		return;
+	dlm.highbast[x] = m;
+	if (x == NA)
+		dlm.basts |= hl_mode_bit(m);
+	else if (x == NB)
+		dlm.b_basts |= hl_mode_bit(m);
+}
+
+/* Whether @x's mode @m is compatible with every other node's grant. */
+static bool dlm_fits(unsigned int x, unsigned int m)
+{
+	unsigned int y;
+
+	for (y = 0; y < NNODES; y++)
+		if (y != x && !compat(dlm.gr[y], m))
+			return false;
+	return true;
+}
+
+/* The first waiting conversion, or NNODES. */
+static unsigned int dlm_first(void)
+{
+	unsigned int x, best = NNODES;
+
+	for (x = 0; x < NNODES; x++)
+		if (dlm.rq[x] != HLOCK_NL &&
+		    (best == NNODES || dlm.order[x] < dlm.order[best]))
+			best = x;
+	return best;
+}
+
+static void dlm_grant_to(unsigned int x, unsigned int m)
+{
+	dlm.gr[x] = m;
+	dlm.rq[x] = HLOCK_NL;
+	dlm.order[x] = 0;
+	dlm.highbast[x] = 0;
+	if (x == NA) {
 		dlm.answer = true;
 		dlm.ans = HL_NODE_GRANTED;
 	}
-	if (dlm.b_want != HLOCK_NL && compat(dlm.b_want, dlm.a_mode) &&
-	    compat(dlm.b_want, dlm.c_mode) &&
-	    !(dlm.a_busy && !dlm.answer && dlm.a_conv)) {
-		dlm.b_mode = dlm.b_want;
-		dlm.b_want = HLOCK_NL;
-	}
-	if (dlm.b_want != HLOCK_NL && !compat(dlm.b_want, dlm.a_mode))
-		dlm.basts |= hl_mode_bit(dlm.b_want);
 }
 
-/* B asks for @mode (from NL) or lets go of what it holds (HLOCK_NL). */
+/* grant_pending_locks(): grant in order, then tell the holders. */
+static void dlm_grant_pending(void)
+{
+	unsigned int x, high = HLOCK_NL;
+
+	while ((x = dlm_first()) < NNODES && dlm_fits(x, dlm.rq[x]))
+		dlm_grant_to(x, dlm.rq[x]);
+	for (x = 0; x < NNODES; x++)
+		if (dlm.rq[x] > high)
+			high = dlm.rq[x];
+	if (high == HLOCK_NL)
+		return;
+	for (x = 0; x < NNODES; x++)
+		dlm_bast(x, high);
+}
+
+/*
+ * Node @x converts to @m (@quecvt: behind the waiting conversions;
+ * @noqueue: now or never, and the holders in the way are told).
+ * Return: 0 granted, 1 waits, -EDEADLK or -EAGAIN refused.
+ */
+static int dlm_convert(unsigned int x, unsigned int m, bool quecvt,
+		       bool noqueue)
+{
+	unsigned int y;
+
+	if (dlm_fits(x, m) && (!quecvt || dlm_first() == NNODES)) {
+		dlm_grant_to(x, m);
+		dlm_grant_pending();
+		return 0;
+	}
+	if (noqueue) {
+		for (y = 0; y < NNODES; y++)
+			if (y != x)
+				dlm_bast(y, m);
+		return -EAGAIN;
+	}
+	for (y = 0; y < NNODES; y++)
+		if (dlm.rq[y] != HLOCK_NL && !compat(dlm.gr[x], dlm.rq[y]))
+			return -EDEADLK;
+	dlm.rq[x] = m;
+	dlm.order[x] = ++dlm.seq;
+	for (y = 0; y < NNODES; y++)
+		if (y != x)
+			dlm_bast(y, m);
+	return 1;
+}
+
+/* B asks for @mode (QUECVT up), or lets go of what it holds (NL). */
 static void dlm_b(unsigned int mode)
 {
-	if (mode == HLOCK_NL) {
-		dlm.b_mode = HLOCK_NL;
-		dlm.b_want = HLOCK_NL;
-	} else {
-		dlm.b_want = mode;
+	dlm.b_deadlk = false;
+	if (dlm.rq[NB] != HLOCK_NL) {
+		/* Cancelled: it tells nobody. */
+		dlm.rq[NB] = HLOCK_NL;
+		dlm.order[NB] = 0;
 	}
-	dlm_grant();
+	if (mode == HLOCK_NL) {
+		dlm.gr[NB] = HLOCK_NL;
+		dlm.highbast[NB] = 0;
+		dlm_grant_pending();
+		return;
+	}
+	dlm.b_deadlk = dlm_convert(NB, mode, !hl_covers(dlm.gr[NB], mode),
+				   false) == -EDEADLK;
+}
+
+/* B gives up its waiting conversion (a timeout): it tells nobody. */
+static void dlm_b_cancel(void)
+{
+	dlm.rq[NB] = HLOCK_NL;
+	dlm.order[NB] = 0;
+	dlm_grant_pending();
 }
 
 /* C takes @mode, which nothing of A's or B's blocks, or lets go (NL). */
 static void dlm_c(unsigned int mode)
 {
-	dlm.c_mode = mode;
-	dlm_grant();
+	dlm.gr[NC] = mode;
+	dlm.highbast[NC] = 0;
+	dlm_grant_pending();
 }
 
 /* What A's grants on "c" add up to. */
@@ -2218,19 +2335,21 @@ static unsigned int local_sup(struct hl_head *h)
 }
 
 /*
- * The safety of the two nodes: what A's lockers were granted is covered
- * by the DLM's grant to A, so compatible with B's.
+ * The safety of the nodes: what A's lockers were granted is covered by
+ * the DLM's grant to A, and the grants are compatible.
  */
 static void dlm_check(const char *when)
 {
-	unsigned int sup = local_sup(dlm_head);
+	unsigned int sup = local_sup(dlm_head), x, y;
 
-	CHECK(hl_covers(dlm.a_mode, sup) && compat(dlm.a_mode, dlm.b_mode) &&
-	      compat(sup, dlm.b_mode) && compat(dlm.a_mode, dlm.c_mode) &&
-	      compat(dlm.b_mode, dlm.c_mode),
-	      "%s: A granted %s under the DLM's %s, B holds %s", when,
-	      hl_mode_name(sup), hl_mode_name(dlm.a_mode),
-	      hl_mode_name(dlm.b_mode));
+	CHECK(hl_covers(dlm.gr[NA], sup),
+	      "%s: A granted %s under the DLM's %s", when, hl_mode_name(sup),
+	      hl_mode_name(dlm.gr[NA]));
+	for (x = 0; x < NNODES; x++)
+		for (y = x + 1; y < NNODES; y++)
+			CHECK(compat(dlm.gr[x], dlm.gr[y]),
+			      "%s: nodes %u and %u hold %s and %s", when, x, y,
+			      hl_mode_name(dlm.gr[x]), hl_mode_name(dlm.gr[y]));
 }
 
 /*
@@ -2240,10 +2359,12 @@ static void dlm_check(const char *when)
  */
 static bool dlm_pass(void (*between)(void))
 {
+	struct hl_node_event ev = { };
 	struct hl_node_req req;
 	struct hl_grants g;
-	unsigned int basts;
-	bool did;
+	unsigned int keep;
+	bool did, tries_only;
+	int r;
 
 	/*
 	 * The root has no DLM of its own here: it keeps X, which a release
@@ -2253,21 +2374,19 @@ static bool dlm_pass(void (*between)(void))
 		node_set("", HLOCK_X, 0);
 	hl_grants_init(&g);
 	hl_head_lock(dlm_head);
-	did = dlm.answer || dlm.basts || dlm_kicked || dlm.dropped;
-	if (dlm.dropped) {
-		dlm.dropped = false;
-		hl_node_dropped(dlm_head, &dlm.n);
-	}
-	if (dlm.answer) {
-		dlm.answer = false;
-		hl_node_answer(dlm_head, &dlm.n, dlm.ans);
-	}
-	basts = dlm.basts;
+	did = dlm.answer || dlm.basts || dlm_kicked;
+	ev.answered = dlm.answer;
+	ev.answer = dlm.ans;
+	ev.basts = dlm.basts;
+	ev.now = clock_ns;
+	dlm.answer = false;
 	dlm.basts = 0;
 	dlm_kicked = false;
-	hl_node_pass(dlm_head, &dlm.n, basts, true, true, &g, &req);
+	hl_node_pass(dlm_head, &dlm.n, &ev, true, true, &g, &req);
+	keep = hl_node_keep(dlm_head);
+	tries_only = hl_node_tries_only(dlm_head);
 	/* Down (or away): A may not grant above the target meanwhile. */
-	if (req.call == HL_NODE_LOCK && !hl_covers(req.mode, dlm.a_mode))
+	if (req.call == HL_NODE_LOCK && !hl_covers(req.mode, dlm.gr[NA]))
 		CHECK(hl_covers(req.mode, local_sup(dlm_head)) &&
 		      hl_covers(req.mode, dlm_head->node_mode),
 		      "going down to %s with %s granted", hl_mode_name(req.mode),
@@ -2275,52 +2394,62 @@ static bool dlm_pass(void (*between)(void))
 	if (req.call == HL_NODE_UNLOCK)
 		CHECK(!dlm_head->granted_mask && dlm_head->node_mode == HLOCK_NL,
 		      "unlocked while granted");
-	/* The NL lock a granted new lock replaces goes; not before. */
-	if (req.drop) {
-		CHECK(dlm.n.exists && !dlm.n.fresh && !dlm.dropped,
-		      "dropped the NL lock with no new lock granted");
-		dlm.drops++;
-		dlm.dropped = true;
-	}
 	hl_head_unlock(dlm_head);
 	run_grants(&g);
 	if (between)
 		between();
 	switch (req.call) {
 	case HL_NODE_LOCK:
-		CHECK(!dlm.a_busy, "two requests in flight");
 		dlm.calls++;
-		dlm.a_busy = true;
-		dlm.a_want = req.mode;
-		dlm.a_conv = req.convert;
-		CHECK(req.convert == (dlm.a_mode != HLOCK_NL || dlm.n.exists),
-		      "a conversion of a lock that is not there");
-		/* Up from NL: a new lock. */
-		CHECK(!(req.convert && dlm.a_mode == HLOCK_NL &&
-			!hl_covers(HLOCK_NL, req.mode) && !req.noqueue),
-		      "converted up from NL");
-		/* Down is granted at once, as DLM does. */
-		dlm_grant();
-		if (dlm.a_busy && !dlm.answer && req.noqueue) {
-			dlm.a_busy = false;
+		CHECK(req.convert == dlm.a_exists && req.expedite == !req.convert,
+		      "a conversion of a lock that is not there, or a new one "
+		      "that is");
+		CHECK(!req.expedite || req.mode == HLOCK_NL,
+		      "a new lock in %s", hl_mode_name(req.mode));
+		/*
+		 * Up for new requests queues behind what waits; for a
+		 * holder's conversion, down and probes, not.
+		 */
+		CHECK(req.quecvt == (req.convert &&
+				     !hl_covers(dlm.gr[NA], req.mode) &&
+				     hl_covers(dlm.gr[NA], keep)),
+		      "QUECVT %d from %s to %s", req.quecvt,
+		      hl_mode_name(dlm.gr[NA]), hl_mode_name(req.mode));
+		CHECK(!req.probe || req.mode == dlm.gr[NA], "a probe moves");
+		dlm.probes += req.probe;
+		if (req.expedite) {
+			dlm.a_exists = true;
+			dlm_grant_to(NA, HLOCK_NL);
+			break;
+		}
+		CHECK(dlm.rq[NA] == HLOCK_NL, "two requests in flight");
+		/* NOQUEUE: only up, and only for try-locks alone. */
+		CHECK(!req.noqueue || (req.quecvt && tries_only),
+		      "NOQUEUE for what is not a try");
+		r = dlm_convert(NA, req.mode, req.quecvt, req.noqueue);
+		if (r < 0) {
 			dlm.answer = true;
-			dlm.ans = HL_NODE_REFUSED;
+			dlm.ans = r == -EAGAIN ? HL_NODE_REFUSED :
+				  HL_NODE_DEADLOCK;
 		}
 		did = true;
 		break;
 	case HL_NODE_UNLOCK:
 		dlm.calls++;
-		dlm.a_mode = HLOCK_NL;
+		dlm.gr[NA] = HLOCK_NL;
+		dlm.a_exists = false;
 		dlm.answer = true;
 		dlm.ans = HL_NODE_FAILED;	/* -DLM_EUNLOCK */
-		dlm_grant();
+		dlm_grant_pending();
 		did = true;
 		break;
 	case HL_NODE_CANCEL:
-		if (dlm.a_busy && !dlm.answer) {
-			dlm.a_busy = false;
+		if (dlm.rq[NA] != HLOCK_NL) {
+			dlm.rq[NA] = HLOCK_NL;
+			dlm.order[NA] = 0;
 			dlm.answer = true;
 			dlm.ans = HL_NODE_CANCELLED;
+			dlm_grant_pending();
 		}
 		did = true;
 		break;
@@ -2347,6 +2476,7 @@ static void dlm_start(void)
 	memset(&dlm, 0, sizeof(dlm));
 	window_done = false;
 	cluster_heads = true;
+	probe_ns = 0;
 	/* The root: IX and more, in the DLM as far as this test cares. */
 	get_head("");
 	node_set("", HLOCK_X, 0);
@@ -2361,6 +2491,7 @@ static void dlm_stop(void)
 	dlm_node = NULL;
 	dlm_kicked = false;
 	cluster_heads = false;
+	probe_ns = 0;
 	reset();
 }
 
@@ -2375,11 +2506,11 @@ static void lock_in_window(void)
 }
 
 /*
- * Node transitions, as the cluster glue drives them: up on demand, kept
- * after the release (cached), down when another node waits, away when the
- * host wants the resource gone; the window of a conversion down; a
- * holder's conversion that another node's wait must not hold back; a
- * try-lock refused by the DLM; a request nobody wants any more cancelled.
+ * Node transitions, as the cluster glue drives them: made in NL, then up
+ * on demand, kept after the release (cached), down when another node
+ * waits, away when the host wants the resource gone; the window of a
+ * conversion down; a holder's conversion that another node's wait must not
+ * hold back; a try-lock; a request nobody wants any more cancelled.
  */
 static void test_node(void)
 {
@@ -2388,11 +2519,11 @@ static void test_node(void)
 	dlm_start();
 	CHECK(lock(10, "c", HLOCK_X, 0) == -EINPROGRESS, "X waits for the node");
 	dlm_settle();
-	CHECK(collect(10) == 0 && dlm.a_mode == HLOCK_X && dlm.n.exists,
-	      "granted once the DLM granted X");
+	CHECK(collect(10) == 0 && dlm.gr[NA] == HLOCK_X && dlm.n.exists &&
+	      dlm.calls == 2, "granted once the DLM granted X: NL, then X");
 	CHECK(unlock(10, "c") == 0, "released");
 	dlm_settle();
-	CHECK(dlm.a_mode == HLOCK_X, "cached: the DLM lock stays");
+	CHECK(dlm.gr[NA] == HLOCK_X, "cached: the DLM lock stays");
 	calls = dlm.calls;
 	CHECK(lock(10, "c", HLOCK_S, 0) == 0 && dlm.calls == calls,
 	      "relocked without a round trip");
@@ -2401,10 +2532,10 @@ static void test_node(void)
 	 * between the pass and the call, a local X must wait.
 	 */
 	dlm_b(HLOCK_S);
-	CHECK(dlm.b_want == HLOCK_S && dlm.basts, "B waits, A is told");
+	CHECK(dlm.rq[NB] == HLOCK_S && dlm.basts, "B waits, A is told");
 	while (dlm_pass(lock_in_window))
 		;
-	CHECK(dlm.a_mode == HLOCK_S && dlm.b_mode == HLOCK_S,
+	CHECK(dlm.gr[NA] == HLOCK_S && dlm.gr[NB] == HLOCK_S,
 	      "A went down to S, B got S");
 	CHECK(collect(11) == -EAGAIN, "the X still waits");
 	/*
@@ -2413,7 +2544,8 @@ static void test_node(void)
 	 */
 	CHECK(lock(10, "c", HLOCK_X, 0) == -EINPROGRESS, "S->X waits");
 	dlm_settle();
-	CHECK(dlm.a_busy && collect(10) == -EAGAIN, "queued in the DLM");
+	CHECK(dlm.rq[NA] == HLOCK_X && collect(10) == -EAGAIN,
+	      "queued in the DLM");
 	dlm_b(HLOCK_NL);
 	dlm_settle();
 	CHECK(collect(10) == 0 && held(10, "c") == HLOCK_X, "converted");
@@ -2440,9 +2572,9 @@ static void test_node(void)
 	hl_head_unlock(dlm_head);
 	dlm_kicked = true;
 	dlm_settle();
-	CHECK(!dlm.n.exists && dlm.a_mode == HLOCK_NL &&
+	CHECK(!dlm.n.exists && dlm.gr[NA] == HLOCK_NL &&
 	      dlm_head->node_mode == HLOCK_NL && !dlm_head->remote_mask &&
-	      dlm.b_mode == HLOCK_X,
+	      dlm.gr[NB] == HLOCK_X,
 	      "unlocked, nothing left of other nodes' waits; B got X");
 	dlm_b(HLOCK_NL);
 	/*
@@ -2452,55 +2584,87 @@ static void test_node(void)
 	 */
 	CHECK(lock(12, "c", HLOCK_IS, 0) == -EINPROGRESS, "IS");
 	dlm_settle();
-	CHECK(collect(12) == 0 && dlm.a_mode == HLOCK_IS, "IS in the DLM");
+	CHECK(collect(12) == 0 && dlm.gr[NA] == HLOCK_IS, "IS in the DLM");
 	dlm_b(HLOCK_X);
 	dlm_settle();
-	CHECK(dlm.a_mode == HLOCK_IS && dlm.b_want == HLOCK_X &&
+	CHECK(dlm.gr[NA] == HLOCK_IS && dlm.rq[NB] == HLOCK_X &&
 	      dlm_head->remote_mask == hl_mode_bit(HLOCK_X),
 	      "B waits for A's IS, A knows");
 	CHECK(lock(12, "c", HLOCK_S, 0) == -EINPROGRESS, "IS->S waits");
 	dlm_settle();
 	CHECK(collect(12) == 0 && held(12, "c") == HLOCK_S &&
-	      dlm.a_mode == HLOCK_S, "converted ahead of B's X");
+	      dlm.gr[NA] == HLOCK_S, "converted ahead of B's X");
 	CHECK(lock(13, "c", HLOCK_IS, 0) == -EINPROGRESS,
 	      "a new IS waits behind B's X");
 	CHECK(unlock(12, "c") == 1 && unlock(12, "c") == 0, "released");
 	dlm_settle();
-	CHECK(dlm.b_mode == HLOCK_X && dlm.a_mode == HLOCK_NL,
+	CHECK(dlm.gr[NB] == HLOCK_X && dlm.gr[NA] == HLOCK_NL,
 	      "A let go, B got X");
 	dlm_b(HLOCK_NL);
 	dlm_settle();
 	CHECK(collect(13) == 0, "then the IS");
 	CHECK(unlock(13, "c") == 0, "released");
 	dlm_settle();
-	/* A try-lock the DLM refuses gives up; nothing stays in flight. */
+	/*
+	 * A try-lock that waits for the node alone asks the DLM: at once
+	 * first (NOQUEUE), which tells B; then queued, for a while.  B only
+	 * caches its S, and lets go: the try is granted.
+	 */
 	dlm_b(HLOCK_S);
 	dlm_settle();
+	dlm.b_basts = 0;
 	CHECK(lock(14, "c", HLOCK_X, HL_RF_TRY) == -EINPROGRESS,
-	      "a try of X waits for the DLM's answer");
+	      "a try of X waits for the DLM");
+	hl_head_lock(dlm_head);
+	CHECK(hl_node_try_ok(dlm_head, &dlm.n, lockers[14].lk.op.reqs[1],
+			     true) == 1, "it may wait for an answer at once");
+	hl_head_unlock(dlm_head);
+	CHECK(dlm_pass(NULL) && dlm.answer && dlm.ans == HL_NODE_REFUSED &&
+	      dlm.b_basts == hl_mode_bit(HLOCK_X),
+	      "asked with NOQUEUE: refused, and B is told");
 	dlm_settle();
-	CHECK(!dlm.a_busy && dlm.n.refused_seq != S64_MIN,
-	      "asked with NOQUEUE, refused");
+	CHECK(dlm.rq[NA] == HLOCK_X, "asked again, queued");
+	hl_head_lock(dlm_head);
+	CHECK(hl_node_try_ok(dlm_head, &dlm.n, lockers[14].lk.op.reqs[1],
+			     true) == 2, "it may wait for that a while");
+	hl_head_unlock(dlm_head);
+	dlm_b(HLOCK_NL);
+	dlm_settle();
+	CHECK(collect(14) == 0 && held(14, "c") == HLOCK_X, "B let go: granted");
+	CHECK(unlock(14, "c") == 0, "released");
+	dlm_settle();
+	/* B holds on: the try gives up, and its request is cancelled. */
+	dlm_b(HLOCK_S);
+	dlm_settle();
+	CHECK(lock(14, "c", HLOCK_X, HL_RF_TRY) == -EINPROGRESS, "a try");
+	dlm_settle();
+	CHECK(dlm.rq[NA] == HLOCK_X, "refused at once, then queued");
 	cancel(14);
 	dlm_settle();
-	CHECK(!dlm.a_busy, "nothing asked for the try that gave up");
+	CHECK(dlm.rq[NA] == HLOCK_NL && !dlm.n.refused,
+	      "the try gave up: cancelled");
+	dlm_b(HLOCK_NL);
+	dlm_settle();
+	dlm_b(HLOCK_S);
+	dlm_settle();
 	/* A request whose waiter went away is cancelled. */
 	CHECK(lock(15, "c", HLOCK_X, 0) == -EINPROGRESS, "X waits for B");
 	dlm_settle();
-	CHECK(dlm.a_busy, "queued in the DLM");
+	CHECK(dlm.rq[NA] == HLOCK_X, "queued in the DLM");
 	cancel(15);
 	dlm_settle();
-	CHECK(!dlm.a_busy && dlm.a_mode != HLOCK_X, "cancelled");
+	CHECK(dlm.rq[NA] == HLOCK_NL && dlm.gr[NA] != HLOCK_X, "cancelled");
+	dlm_b(HLOCK_NL);
 	dlm_stop();
 }
 
 /*
  * Readers on two nodes do not starve a writer on a third.  A and C hold S,
  * B asks X.  A gives way as soon as its reader lets go (down to NL), and
- * asks for its next reader with a new lock, which queues behind B; the NL
- * lock goes once it is asked.  A conversion from NL would have been
- * granted at once beside C's S, ahead of B: A and C taking turns like
- * that would keep B waiting for good.
+ * asks for its next reader with a conversion that queues behind B's
+ * (QUECVT).  A plain conversion from NL would have been granted at once
+ * beside C's S, ahead of B: A and C taking turns like that would keep B
+ * waiting for good.
  */
 static void test_node_fair(void)
 {
@@ -2508,51 +2672,84 @@ static void test_node_fair(void)
 	dlm_c(HLOCK_S);
 	CHECK(lock(30, "c", HLOCK_S, 0) == -EINPROGRESS, "S waits for the node");
 	dlm_settle();
-	CHECK(collect(30) == 0 && dlm.a_mode == HLOCK_S, "S beside C's S");
+	CHECK(collect(30) == 0 && dlm.gr[NA] == HLOCK_S, "S beside C's S");
 	dlm_b(HLOCK_X);
 	dlm_settle();
-	CHECK(dlm.b_want == HLOCK_X &&
+	CHECK(dlm.rq[NB] == HLOCK_X &&
 	      dlm_head->remote_mask == hl_mode_bit(HLOCK_X),
 	      "B's X waits for A and C, A knows");
 	CHECK(lock(31, "c", HLOCK_S, 0) == -EINPROGRESS,
 	      "the next reader waits behind B");
 	CHECK(unlock(30, "c") == 0, "the first reader lets go");
 	dlm_settle();
-	CHECK(collect(31) == -EAGAIN && dlm.a_busy && !dlm.a_conv &&
-	      !dlm.n.exists && !dlm.drops,
-	      "A's S queues behind B's X as a new lock, beside the NL one");
+	CHECK(collect(31) == -EAGAIN && dlm.gr[NA] == HLOCK_NL &&
+	      dlm.rq[NA] == HLOCK_S && dlm.order[NA] > dlm.order[NB],
+	      "A's S queues behind B's X");
 	dlm_c(HLOCK_NL);
 	dlm_settle();
-	CHECK(dlm.b_mode == HLOCK_X && collect(31) == -EAGAIN,
+	CHECK(dlm.gr[NB] == HLOCK_X && collect(31) == -EAGAIN,
 	      "C let go: B got X, the reader still waits");
 	dlm_b(HLOCK_NL);
 	dlm_settle();
-	CHECK(collect(31) == 0 && dlm.a_mode == HLOCK_S && dlm.drops == 1 &&
-	      !dlm.n.drop, "then the reader, and the NL lock went");
+	CHECK(collect(31) == 0 && dlm.gr[NA] == HLOCK_S, "then the reader");
 	CHECK(unlock(31, "c") == 0, "released");
 	dlm_settle();
-	/*
-	 * A new lock that is cancelled leaves the NL lock as it was: it is
-	 * what keeps the resource, and its value, in the DLM.
-	 */
+	/* A request that is cancelled leaves the NL lock as it was. */
 	dlm_b(HLOCK_X);
 	dlm_settle();
-	CHECK(dlm.b_mode == HLOCK_X && dlm.a_mode == HLOCK_NL && dlm.n.exists,
+	CHECK(dlm.gr[NB] == HLOCK_X && dlm.gr[NA] == HLOCK_NL && dlm.n.exists,
 	      "A gave way to B's X, down to NL");
 	CHECK(lock(34, "c", HLOCK_S, 0) == -EINPROGRESS, "S waits for B");
 	dlm_settle();
-	CHECK(dlm.a_busy && !dlm.a_conv && dlm.n.fresh, "asked with a new lock");
+	CHECK(dlm.rq[NA] == HLOCK_S, "asked, queued");
 	cancel(34);
 	dlm_settle();
-	CHECK(!dlm.a_busy && dlm.n.exists && !dlm.n.fresh && !dlm.n.drop &&
-	      dlm.n.mode == HLOCK_NL && dlm.drops == 1,
-	      "cancelled: the NL lock is the lock again");
+	CHECK(dlm.rq[NA] == HLOCK_NL && dlm.n.exists &&
+	      dlm.n.mode == HLOCK_NL, "cancelled: the NL lock is the lock");
 	dlm_b(HLOCK_NL);
 	CHECK(lock(34, "c", HLOCK_S, 0) == -EINPROGRESS, "S asks again");
 	dlm_settle();
-	CHECK(collect(34) == 0 && dlm.drops == 2 && !dlm.n.drop,
-	      "granted, and the NL lock went");
+	CHECK(collect(34) == 0, "granted");
 	CHECK(unlock(34, "c") == 0, "released");
+	dlm_settle();
+	dlm_stop();
+}
+
+/*
+ * Nor do two nodes that only go down to IS starve a SIX on a third: A's
+ * holders keep IS, C holds S, B asks SIX.  A goes down to IS (IS does not
+ * block SIX); its next S converts up from IS behind B's SIX, where a plain
+ * conversion would be granted at once beside C's S.
+ */
+static void test_node_fair_is(void)
+{
+	dlm_start();
+	dlm_c(HLOCK_S);
+	CHECK(lock(40, "c", HLOCK_S, 0) == -EINPROGRESS &&
+	      lock(41, "c", HLOCK_IS, 0) == -EINPROGRESS, "S and IS");
+	dlm_settle();
+	CHECK(collect(40) == 0 && collect(41) == 0 && dlm.gr[NA] == HLOCK_S,
+	      "granted under S");
+	dlm_b(HLOCK_SIX);
+	dlm_settle();
+	CHECK(dlm_head->remote_mask == hl_mode_bit(HLOCK_SIX), "A knows");
+	CHECK(unlock(40, "c") == 0, "the S holder lets go");
+	dlm_settle();
+	CHECK(dlm.gr[NA] == HLOCK_IS && !dlm_head->remote_mask,
+	      "down to IS, which SIX does not wait for");
+	CHECK(lock(42, "c", HLOCK_S, 0) == -EINPROGRESS, "a new S");
+	dlm_settle();
+	CHECK(dlm.gr[NA] == HLOCK_IS && dlm.rq[NA] == HLOCK_S &&
+	      dlm.order[NA] > dlm.order[NB] && collect(42) == -EAGAIN,
+	      "IS->S queues behind B's SIX, not beside C's S");
+	dlm_c(HLOCK_NL);
+	dlm_settle();
+	CHECK(dlm.gr[NB] == HLOCK_SIX && collect(42) == -EAGAIN,
+	      "B got SIX first");
+	dlm_b(HLOCK_NL);
+	dlm_settle();
+	CHECK(collect(42) == 0 && dlm.gr[NA] == HLOCK_S, "then A's S");
+	CHECK(unlock(42, "c") == 0 && unlock(41, "c") == 0, "released");
 	dlm_settle();
 	dlm_stop();
 }
@@ -2570,18 +2767,20 @@ static void test_node_first(void)
 	dlm_settle();
 	CHECK(lock(32, "c", HLOCK_X, 0) == -EINPROGRESS, "X waits for B");
 	dlm_settle();
-	CHECK(dlm.a_busy && collect(32) == -EAGAIN, "queued in the DLM");
+	CHECK(dlm.rq[NA] == HLOCK_X && collect(32) == -EAGAIN,
+	      "queued in the DLM");
 	dlm_b(HLOCK_NL);
 	dlm_b(HLOCK_S);
 	CHECK(dlm.answer && dlm.basts, "A's X granted, and B waits again");
 	dlm_settle();
-	CHECK(collect(32) == 0 && dlm.a_mode == HLOCK_X && dlm.b_want == HLOCK_S,
+	CHECK(collect(32) == 0 && dlm.gr[NA] == HLOCK_X &&
+	      dlm.rq[NB] == HLOCK_S,
 	      "the X that was first is granted, B waits for it");
 	CHECK(lock(33, "c", HLOCK_IS, 0) == -EINPROGRESS,
 	      "an IS that came after B waits behind it");
 	CHECK(unlock(32, "c") == 0, "released");
 	dlm_settle();
-	CHECK(dlm.b_mode == HLOCK_S, "then B");
+	CHECK(dlm.gr[NB] == HLOCK_S, "then B");
 	dlm_b(HLOCK_NL);
 	dlm_settle();
 	CHECK(collect(33) == 0, "then the IS");
@@ -2591,9 +2790,113 @@ static void test_node_first(void)
 }
 
 /*
- * Random lock calls of A's lockers and of node B on "c", with and
- * without caching, checking the two nodes' safety after every step
- * (dlm_check()) and that everything is granted once B lets go.
+ * Another node's wait that ends tells nobody: A probes.  A's holder keeps
+ * S while B waits for X, and A's new readers wait behind B.  B gives up;
+ * a probe interval later A asks for S again, twice: no blocking AST comes
+ * between the answers, so nobody waits, and the readers go.  While B
+ * still waits, the probe's first grant brings the blocking AST again, and
+ * they keep waiting.
+ */
+static void test_node_probe(void)
+{
+	unsigned long probes;
+
+	dlm_start();
+	probe_ns = 1000;
+	clock_ns = 10000;
+	CHECK(lock(50, "c", HLOCK_S, 0) == -EINPROGRESS, "S");
+	dlm_settle();
+	CHECK(collect(50) == 0, "granted");
+	dlm_b(HLOCK_X);
+	dlm_settle();
+	CHECK(lock(51, "c", HLOCK_S, 0) == -EINPROGRESS, "a reader waits for B");
+	dlm_settle();
+	probes = dlm.probes;
+	clock_ns += 2000;
+	dlm_kicked = true;
+	dlm_settle();
+	CHECK(dlm.probes == probes + 2 && collect(51) == -EAGAIN &&
+	      dlm_head->remote_mask == hl_mode_bit(HLOCK_X),
+	      "probed while B waits: it still does");
+	hl_head_lock(dlm_head);
+	CHECK(hl_req_blocking(dlm_head, req_of(50, "c")),
+	      "the holder blocks a waiter");
+	hl_head_unlock(dlm_head);
+	dlm_b_cancel();
+	dlm_settle();
+	CHECK(collect(51) == -EAGAIN, "B gave up, and told nobody");
+	clock_ns += 2000;
+	dlm_kicked = true;
+	dlm_settle();
+	CHECK(dlm.probes == probes + 4 && !dlm_head->remote_mask &&
+	      collect(51) == 0, "probed: nobody waits, the reader goes");
+	hl_head_lock(dlm_head);
+	CHECK(!hl_req_blocking(dlm_head, req_of(50, "c")), "nor is blocked");
+	hl_head_unlock(dlm_head);
+	CHECK(unlock(50, "c") == 0 && unlock(51, "c") == 0, "released");
+	dlm_settle();
+	dlm_b(HLOCK_NL);
+	dlm_stop();
+}
+
+/*
+ * A conversion deadlock across nodes: A's holder and B both hold S and
+ * convert to X.  B asked first; the DLM refuses A's conversion.  A's
+ * holders hold all A holds (S): the local conversion fails with EDEADLK,
+ * and A asks for nothing more, where it asked again and again before.
+ * Another local conversion a probe interval later asks once more, and is
+ * refused once more.
+ */
+static void test_node_deadlock(void)
+{
+	unsigned long calls, dl = note_dlm_deadlock;
+
+	dlm_start();
+	probe_ns = 1000;
+	clock_ns = 20000;
+	CHECK(lock(60, "c", HLOCK_S, 0) == -EINPROGRESS, "S");
+	dlm_settle();
+	CHECK(collect(60) == 0, "granted");
+	dlm_b(HLOCK_S);
+	dlm_settle();
+	CHECK(dlm.gr[NA] == HLOCK_S && dlm.gr[NB] == HLOCK_S, "both hold S");
+	dlm_b(HLOCK_X);
+	dlm_settle();
+	CHECK(lock(60, "c", HLOCK_X, 0) == -EINPROGRESS, "A's holder converts");
+	dlm_settle();
+	CHECK(collect(60) == -EDEADLK && held(60, "c") == HLOCK_S &&
+	      note_dlm_deadlock == dl + 1,
+	      "refused: the holder keeps S, and is told");
+	calls = dlm.calls;
+	dlm_kicked = true;
+	dlm_settle();
+	CHECK(dlm.calls == calls, "nothing asked again");
+	CHECK(lock(61, "c", HLOCK_X, 0) == -EINPROGRESS, "a new X waits");
+	dlm_settle();
+	CHECK(dlm.calls == calls, "nor for a new request");
+	clock_ns += 2000;
+	dlm_kicked = true;
+	dlm_settle();
+	CHECK(dlm.calls > calls && collect(61) == -EAGAIN,
+	      "a probe interval later, asked again");
+	cancel(61);
+	/* B gives up: A's holder can convert. */
+	dlm_b(HLOCK_S);
+	dlm_settle();
+	clock_ns += 2000;
+	CHECK(lock(60, "c", HLOCK_X, 0) == -EINPROGRESS, "converts again");
+	dlm_b(HLOCK_NL);
+	dlm_settle();
+	CHECK(collect(60) == 0 && held(60, "c") == HLOCK_X, "converted");
+	CHECK(unlock(60, "c") == 1 && unlock(60, "c") == 0, "released");
+	dlm_settle();
+	dlm_stop();
+}
+
+/*
+ * Random lock calls of A's lockers and of node B on "c", with and without
+ * caching, probes now and then, checking the nodes' safety after every
+ * step (dlm_check()) and that everything is granted once B lets go.
  */
 static void test_node_random(unsigned int seed, bool cache)
 {
@@ -2603,10 +2906,11 @@ static void test_node_random(unsigned int seed, bool cache)
 	srand(seed);
 	node_cache = cache;
 	dlm_start();
+	probe_ns = seed % 3 ? 1000 : 0;
 	for (step = 0; step < 400; step++) {
 		who = 20 + rand() % 4;
 		m = HLOCK_IS + rand() % 5;
-		switch (rand() % 6) {
+		switch (rand() % 7) {
 		case 0:
 		case 1:
 			if (pending[who - 20])
@@ -2628,20 +2932,27 @@ static void test_node_random(unsigned int seed, bool cache)
 			}
 			break;
 		case 4:
-			if (dlm.b_want == HLOCK_NL && dlm.b_mode == HLOCK_NL)
+			if (dlm.gr[NB] == HLOCK_NL && dlm.rq[NB] == HLOCK_NL)
 				dlm_b(m);
+			else if (rand() % 3 == 0)
+				dlm_b_cancel();
 			else if (rand() % 2)
 				dlm_b(HLOCK_NL);
 			break;
 		case 5:
 			dlm_pass(NULL);
 			break;
+		case 6:
+			clock_ns += rand() % 800;
+			dlm_kicked = true;
+			break;
 		}
 		dlm_check("a step");
 	}
 	/*
 	 * B lets go, and A's holders release what they hold as they get
-	 * it: every waiter is granted in the end.
+	 * it: every waiter is granted in the end (or refused: a conversion
+	 * deadlock with B).
 	 */
 	dlm_b(HLOCK_NL);
 	for (step = 0; step < 16; step++) {
@@ -2649,9 +2960,11 @@ static void test_node_random(unsigned int seed, bool cache)
 			if (!pending[who - 20])
 				while (held(who, "c"))
 					unlock(who, "c");
+		clock_ns += 2000;
+		dlm_kicked = true;
 		dlm_settle();
 		for (who = 20; who < 24; who++)
-			if (pending[who - 20] && collect(who) == 0)
+			if (pending[who - 20] && collect(who) != -EAGAIN)
 				pending[who - 20] = 0;
 	}
 	for (who = 20; who < 24; who++)
@@ -2909,7 +3222,10 @@ int main(void)
 	test_cluster();
 	test_node();
 	test_node_fair();
+	test_node_fair_is();
 	test_node_first();
+	test_node_probe();
+	test_node_deadlock();
 	for (seed = 1; seed <= 40; seed++) {
 		test_node_random(seed, true);
 		test_node_random(seed, false);
