@@ -436,6 +436,37 @@ TEST_F_TIMEOUT(lease, uncollected_grant_kept, TEST_TMO)
 	ASSERT_STALE(self->v, p);
 }
 
+/*
+ * The unlock of the path of a queued asynchronous request withdraws it,
+ * also when the path's lease was taken over before and the unlock owes
+ * its ESTALE: V queues X behind W, which took V's lease over, and unlocks.
+ */
+TEST_F_TIMEOUT(lease, unlock_cancels_after_takeover, TEST_TMO)
+{
+	const char *p = "lcancel";
+	int64_t t0 = now_ns();
+	int ret;
+
+	ASSERT_EQ(0, hlock_lock_lease(self->v, p, X, 0, -1, SHORT_LEASE));
+	sleep_past(t0, PAST_SHORT);
+	ASSERT_EQ(0, hlock_lock(self->w, p, X, 0, SETTLE_NS));
+	ASSERT_EQ(POLLPRI, poll_pri(self->v) & POLLPRI);
+	ASSERT_EQ(self->space + 1, takeovers(self->v, HLOCK_STATS_GLOBAL));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(self->v, p, X, ASYNC, -1));
+	ASSERT_WAITING(self->v);
+	/* The unlock may say ESTALE or what is left, but withdraws. */
+	ret = hlock_unlock(self->v, p);
+	ASSERT_TRUE(ret == -ESTALE || ret == 0) TH_LOG("unlock says %d", ret);
+	ASSERT_EQ(-ENOENT, hlock_wait(self->v, 0))
+		TH_LOG("the request is still there after its unlock");
+	ASSERT_EQ(0, hlock_unlock(self->w, p));
+	ASSERT_EQ(-ENOENT, hlock_wait(self->v, 0));
+	ASSERT_EQ(NL, hlock_held(self->v, p));
+	ASSERT_EQ(NL, hlock_held(self->v, ""));
+	ASSERT_EQ(0, hlock_lock(self->t, p, X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(self->t, p));
+}
+
 /* Closing a locker with leases, held or taken over, leaves nothing. */
 TEST_F_TIMEOUT(lease, close_with_leases, TEST_TMO)
 {
