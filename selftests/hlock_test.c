@@ -1775,6 +1775,244 @@ TEST_F_TIMEOUT(hl, exit_releases, TEST_TMO)
 }
 
 /* ------------------------------------------------------------------ */
+/* Process-owned lockers (HLOCK_IOC_OWNER) and the tasks that share them */
+
+struct unshared {
+	int wfd;	/* the thread's own copy of it outlives the parent's */
+	int ret;
+};
+
+/* A thread that takes a file table of its own, says so, and exits. */
+static void *unshared_run(void *arg)
+{
+	struct unshared *u = arg;
+
+	u->ret = unshare(CLONE_FILES) ? -errno : 0;
+	report(u->wfd, 'u');
+	return NULL;
+}
+
+/*
+ * A thread of the owner with a file table of its own exits, closing its
+ * copies of the descriptors: the process lives on, so do its locks (rule:
+ * "Its exit then releases the locker's locks", the exit of the process).
+ */
+TEST_F_TIMEOUT(hl, owned_thread_exit_keeps_locks, TEST_TMO)
+{
+	int l = self->fd[0], o = self->fd[1], pfd[2];
+	struct unshared u = { .ret = 1 };
+	pthread_t thread;
+	char c = 0;
+
+	ASSERT_EQ(0, hlock_owner(l, HLOCK_OWNER_PROCESS));
+	ASSERT_EQ(0, hlock_lock(l, "othr/x", X, 0, 0));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(o, "othr/x", S, ASYNC, 0));
+	ASSERT_EQ(0, pipe(pfd));
+	/*
+	 * The write end above every other descriptor: the thread's table
+	 * closes in order, so its EOF comes after the locker's flush.
+	 */
+	u.wfd = fcntl(pfd[1], F_DUPFD_CLOEXEC, 500);
+	ASSERT_LE(500, u.wfd);
+	close(pfd[1]);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, unshared_run, &u));
+	ASSERT_EQ('u', read_report(pfd[0]));
+	close(u.wfd);
+	/* EOF: the thread's table, its copy of the write end, closed. */
+	ASSERT_EQ(0, read(pfd[0], &c, 1));
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	close(pfd[0]);
+	ASSERT_EQ(0, u.ret);
+	ASSERT_HELD(l, "othr/x", X);
+	ASSERT_TRY(self->fd[2], "othr/x", X, -EAGAIN);
+	ASSERT_WAITING(o);
+	/* The process still owns the locker: its exit will release. */
+	ASSERT_UNLOCK(l, "othr/x", 0);
+	ASSERT_GRANTED(o);
+}
+
+/* The owner's locks and the rounds of the race below. */
+#define OWNED_PATHS	600
+/* About 1 round in 25 hit the race on 6.12 under TCG before the fix. */
+#define OWNED_ROUNDS	test_scaled(100, 30)
+
+struct owned_race {
+	int stop;	/* the parent tells the sharer to stop */
+	int iters;	/* lock calls the sharer made */
+	int grants;	/* of which granted */
+	char why[2][120];	/* the first of each kind */
+};
+
+/*
+ * The sharer of a process-owned locker @l: locks "ow" in X and unlocks it
+ * in a loop.  While @l holds it, it holds the intent on the root that X
+ * on "ow" needs, and @n (another locker) cannot get X on the root.  The
+ * owner's exit may release "ow" at any moment, so a failure counts only
+ * if "ow" is still held after what contradicts it was seen: nobody but
+ * the sharer locks it, so it was held all the while.
+ */
+static void __attribute__((noreturn))
+owned_sharer(struct owned_race *r, int l, int n)
+{
+	int i, ret, root;
+
+	for (i = 0; i < 100000 && !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
+	     i++) {
+		ret = hlock_lock(l, "ow", X, 0, SETTLE_NS);
+		__atomic_add_fetch(&r->iters, 1, __ATOMIC_RELEASE);
+		if (ret)
+			continue;
+		r->grants++;
+		root = hlock_held(l, "");
+		if (root != IX && root != SIX && root != X &&
+		    hlock_held(l, "ow") == X && !r->why[0][0]++)
+			snprintf(r->why[0], sizeof(r->why[0]),
+				 "X on \"ow\" held, the root held in %s",
+				 mname(root));
+		ret = hlock_lock(n, "", X, 0, 0);
+		if (ret != -EAGAIN && hlock_held(l, "ow") == X &&
+		    !r->why[1][0]++)
+			snprintf(r->why[1], sizeof(r->why[1]),
+				 "X on \"ow\" held, another locker's try X on the root says %d",
+				 ret);
+		if (!ret)
+			hlock_unlock(n, "");
+		hlock_unlock(l, "ow");
+	}
+	_exit(0);
+}
+
+/*
+ * Another locker @m takes X on "ow" now and then, so that a lock call of
+ * the sharer sometimes waits, the locker's mutex dropped, while the
+ * owner's exit releases.
+ */
+static void __attribute__((noreturn))
+owned_contender(struct owned_race *r, int m)
+{
+	int i;
+
+	for (i = 0; i < 100000 && !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
+	     i++) {
+		if (!hlock_lock(m, "ow", X, 0, 0)) {
+			usleep(50);
+			hlock_unlock(m, "ow");
+		}
+		usleep(200);
+	}
+	_exit(0);
+}
+
+/* Wait, boundedly, until the sharer made @more lock calls from now. */
+static void sharer_advance(struct owned_race *r, int more)
+{
+	int64_t end = now_ns() + SETTLE_NS;
+	int from = __atomic_load_n(&r->iters, __ATOMIC_ACQUIRE);
+
+	while (__atomic_load_n(&r->iters, __ATOMIC_ACQUIRE) < from + more &&
+	       now_ns() < end)
+		usleep(200);
+}
+
+/*
+ * The owner of a locker exits, killed or not, while a child it forked,
+ * sharing the locker, locks and unlocks: the exit releases the owner's
+ * OWNED_PATHS paths in batches, and the sharer's lock calls between two
+ * batches must not leave it holding X without the intent above, nor
+ * another locker X on the root while the sharer holds X below.  A race:
+ * OWNED_ROUNDS rounds.
+ */
+TEST_F_TIMEOUT(hl, owner_exit_vs_sharer, 4 * TEST_TMO)
+{
+	int n = self->fd[0], rdy[2], go[2], round, i, l, root;
+	struct owned_race *r;
+	pid_t owner, sharer, contender;
+	char path[32];
+	bool kept;
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(r != MAP_FAILED);
+	for (round = 0; round < OWNED_ROUNDS; round++) {
+		memset(r, 0, sizeof(*r));
+		l = hlock_open();
+		ASSERT_LE(0, l);
+		ASSERT_EQ(0, pipe(rdy));
+		ASSERT_EQ(0, pipe(go));
+		fflush(stdout);
+		owner = fork();
+		ASSERT_LE(0, owner);
+		if (!owner) {
+			bool ok = !hlock_owner(l, HLOCK_OWNER_PROCESS);
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (i = 0; ok && i < OWNED_PATHS; i++) {
+				snprintf(path, sizeof(path), "own/%d", i);
+				ok = !hlock_lock(l, path, S, 0, 0);
+			}
+			report(rdy[1], ok ? 'r' : 'e');
+			read_report(go[0]);
+			_exit(0);
+		}
+		ASSERT_EQ('r', read_report(rdy[0]));
+		sharer = fork();
+		ASSERT_LE(0, sharer);
+		if (!sharer) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			owned_sharer(r, l, n);
+		}
+		contender = fork();
+		ASSERT_LE(0, contender);
+		if (!contender) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			owned_contender(r, self->fd[1]);
+		}
+		sharer_advance(r, 3);
+		/* Odd rounds kill the owner, even ones let it exit. */
+		if (round & 1) {
+			ASSERT_EQ(0, kill(owner, SIGKILL));
+		} else {
+			report(go[1], 'g');
+		}
+		ASSERT_LE(0, wait_child(owner));
+		sharer_advance(r, 20);
+		__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+		ASSERT_LE(0, wait_child(sharer));
+		ASSERT_LE(0, wait_child(contender));
+		close(rdy[0]);
+		close(rdy[1]);
+		close(go[0]);
+		close(go[1]);
+		ASSERT_FALSE(r->why[0][0] || r->why[1][0])
+			TH_LOG("round %d: %s; %s", round, r->why[0], r->why[1]);
+		ASSERT_LT(0, r->grants);
+		/* The sharer unlocked all it took. */
+		ASSERT_HELD(l, "ow", NL);
+		/*
+		 * The owner's locks went with it, all of them, unless a call
+		 * of the sharer owned the slot as it exited: then all stay
+		 * until the last close.
+		 */
+		kept = hlock_held(l, "own/0") == S;
+		snprintf(path, sizeof(path), "own/%d", OWNED_PATHS - 1);
+		ASSERT_HELD(l, path, kept ? S : NL);
+		/* The root keeps the IX "ow" took while own/ is held. */
+		root = hlock_held(l, "");
+		ASSERT_TRUE(kept ? root == IS || root == IX : root == NL)
+			TH_LOG("round %d: the root held in %s, own/0 %s",
+			       round, mname(root), kept ? "held" : "not");
+		ASSERT_TRY(n, "", X, kept ? -EAGAIN : 0);
+		if (!kept) {
+			ASSERT_UNLOCK(n, "", 0);
+		}
+		close(l);
+		ASSERT_TRY(n, "", X, 0);
+		ASSERT_UNLOCK(n, "", 0);
+	}
+	munmap(r, sizeof(*r));
+}
+
+/* ------------------------------------------------------------------ */
 /* 16. Closing the locker releases and cancels everything */
 
 TEST_F_TIMEOUT(hl, close_releases, TEST_TMO)
