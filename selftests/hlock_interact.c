@@ -3,18 +3,50 @@
  * hlock_interact: where features meet.  Seeded random sequences over a few
  * lockers and paths mix try, timed and asynchronous locks, unlock,
  * downgrade, yield, leases with expiry and renewal, a write-ticket pool of
- * one or two, SIGSTOP/SIGCONT, close and SIGKILL; invariants are checked
- * from the lock table and from each locker's own view every few steps.
+ * one or two, SIGSTOP/SIGCONT, close and SIGKILL, process-owned lockers,
+ * lockers shared by fork, threads with file tables of their own; invariants
+ * are checked from the lock table and from each locker's own view.
  *
  * Each locker lives in an actor, a child process that runs one command at
  * a time for the parent and answers when it is done, so that a blocking
- * call (a timed lock, a yield) waits while the others go on.  Every
- * CHECK_EVERY steps the parent lets every actor finish and checks:
+ * call (a timed lock, a yield) waits while the others go on.  Each locker
+ * has a description (HLOCK_IOC_DESCRIBE) of its own, "p<pid>.<n>", which
+ * the lock table shows beside its records: that, not the record's pid (the
+ * last caller's, a forked child's maybe), says whose a record is.
+ *
+ * The ops beyond lock, collect, unlock, downgrade, yield, renew, reopen:
+ *  - owner: hlock_owner() makes the locker process-owned, or the file's.
+ *  - thread: a thread takes a file table of its own (unshare(CLONE_FILES))
+ *    and exits, closing its copies of the descriptors; the actor waits for
+ *    that (a pipe's write end that only the thread's table holds).  Nothing
+ *    held may go, nor the queued request: the process lives.
+ *  - fork: a child sharing the locker makes lock/unlock pairs, try or
+ *    timed, and yields, while the actor makes try/unlock pairs of its own;
+ *    then the child exits, is killed, or makes itself the owner and exits.
+ *    The model cannot tell what a killed child held (its grants are the
+ *    locker's): the actor checks that the child's death released nothing,
+ *    then unlocks everything and starts from an empty locker.  A child that
+ *    made itself the owner releases everything and withdraws the queued
+ *    request at its exit; otherwise the model goes on, the child's pairs
+ *    undone, its ESTALEs and failed yields applied.
+ *  - side: on a second locker, a child makes itself the owner, holds 100 or
+ *    200 paths of its own (its exit releases them in batches, the locker's
+ *    mutex dropped in between) and a shared one, forks a grandchild that
+ *    locks and unlocks a shared path while the child exits or is killed.
+ *    The grandchild's grants must keep the intent above them; afterwards
+ *    held() and the table agree, and the owner's paths went all or none.
+ *  - stale: a lease of the actor on a path of its own is taken over by a
+ *    helper locker; the actor queues X there behind it and unlocks the
+ *    path: the request must be withdrawn (hlock_wait() says ENOENT), the
+ *    unlock saying ESTALE or not.  The random unlocks check the same.
+ *
+ * Every CHECK_EVERY steps the parent lets every actor finish and checks:
  *
  *  - each actor (its own view, against the lock table):
  *    - a path it locked and did not unlock is held, or it was told it lost
  *      it (POLLPRI, then ESTALE once);
- *    - the table's records of its process are exactly the paths held() says
+ *    - it holds nothing it did not lock (nor an intent above that);
+ *    - the table's records of its locker are exactly the paths held() says
  *      it holds: nothing left behind by a locker it closed;
  *    - a path it holds under a lease shows the lease in the table;
  *    - it holds a write ticket only while it holds something or has a lock
@@ -22,6 +54,13 @@
  *  - globally: the write pool's tickets out are the actors' tickets; the
  *    takeovers counted since the last check had a waiter to take them (a
  *    try-lock never takes a lease over); a killed actor leaves no record.
+ *
+ * At every step, and at every check, the parent reads the lock table for
+ * exclusion: no two lockers hold conflicting modes on one resource, and a
+ * locker's grant has the intent it needs on each ancestor.  The table is
+ * built locker by locker, so a pair seen once may be a release and a grant
+ * in between: a failure is one the next two reads still show, the same
+ * grants (path, mode, fencing token) of the same lockers.
  *
  * A failure names its seed and step, and the command that runs that seed
  * alone; HLOCK_INTERACT_SEED=N does too.
@@ -45,6 +84,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -60,13 +102,17 @@ static const char *const paths[] = { "", "a", "a/b", "a/c", "d", "d/e" };
 
 enum op {
 	OP_LOCK, OP_COLLECT, OP_UNLOCK, OP_DOWNGRADE, OP_YIELD, OP_RENEW,
-	OP_REOPEN, OP_CHECK, OP_EXIT,
+	OP_REOPEN, OP_OWNER, OP_THREAD, OP_FORK, OP_SIDE, OP_STALE,
+	OP_CHECK, OP_EXIT,
 };
 
 static const char *const op_names[] = {
 	"lock", "collect", "unlock", "downgrade", "yield", "renew", "reopen",
-	"check", "exit",
+	"owner", "thread", "fork", "side", "stale", "check", "exit",
 };
+
+/* OP_FORK's ends of the child. */
+enum { FORK_EXIT, FORK_KILL, FORK_OWNER };
 
 enum kind { K_TRY, K_TIMED, K_ASYNC };
 
@@ -77,6 +123,8 @@ struct cmd {
 	int kind;
 	int timeout_ms;
 	int lease_ms;
+	int variant;		/* of owner, thread, fork, side */
+	unsigned int seed;	/* of the scripts of fork and side */
 };
 
 struct reply {
@@ -96,13 +144,17 @@ struct model {
 	bool leased[NPATHS];	/* it asked for a lease on the path */
 	int pending;		/* path of its queued async call, or -1 */
 	int pending_lease;
+	bool owned;		/* process-owned (HLOCK_OWNER_PROCESS) */
 };
 
 static int a_fd;
+/* The locker's description, "p<pid>.<n>": whose records are whose. */
+static char a_why[32];
+static int a_opens;
 static struct model a_m;
 /* The actor's last commands and their results, for a failure's report. */
 #define HISTORY	8
-static char a_hist[HISTORY][48];
+static char a_hist[HISTORY][64];
 static unsigned int a_nhist;
 
 static void model_clear(void)
@@ -159,7 +211,6 @@ static bool holds_anything(void)
 static int own_records(int *leased, bool lease_of[NPATHS])
 {
 	const struct hlock_lock_record *rec;
-	pid_t me = getpid();
 	int i, n, mine = 0, p;
 	void *buf;
 
@@ -171,7 +222,7 @@ static int own_records(int *leased, bool lease_of[NPATHS])
 	for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec)) {
 		const struct hlock_record_ext *ext = hlock_record_ext(rec);
 
-		if (rec->pid != (uint32_t)me ||
+		if (strcmp(hlock_record_why(rec), a_why) ||
 		    rec->state == HLOCK_STATE_WAITING)
 			continue;
 		mine++;
@@ -220,6 +271,601 @@ static int lease_shown(int path, struct reply *r)
 	return 0;
 }
 
+/* Open the actor's locker, with its own description. */
+static int a_open(void)
+{
+	a_fd = hlock_open();
+	if (a_fd < 0)
+		return a_fd;
+	snprintf(a_why, sizeof(a_why), "p%d.%d", (int)getpid(), a_opens++);
+	return hlock_describe(a_fd, a_why);
+}
+
+static unsigned int lrnd(unsigned int *st, unsigned int n)
+{
+	*st = *st * 1103515245u + 12345u;
+	return (*st >> 8) % n;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * Whether the locker may hold @p: an acquisition of its own, one below
+ * (the intent), or the request in flight there or below.
+ */
+static bool may_hold(int p)
+{
+	int q;
+
+	for (q = 0; q < NPATHS; q++)
+		if ((q == p || below(q, p)) &&
+		    (a_m.count[q] || a_m.pending == q))
+			return true;
+	return false;
+}
+
+/* Nothing is held that the model did not lock. */
+static int unexpected_held(struct reply *r, const char *when)
+{
+	int p, m;
+
+	for (p = 0; p < NPATHS; p++) {
+		m = hlock_held(a_fd, paths[p]);
+		if (m > 0 && !may_hold(p)) {
+			snprintf(r->why, sizeof(r->why),
+				 "%s: \"%s\" held in %s, never locked", when,
+				 paths[p], hlock_mode_name(m));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* What was held is, unless a takeover took it and said so (POLLPRI). */
+static int nothing_lost(struct reply *r, const char *when)
+{
+	int p;
+
+	for (p = 0; p < NPATHS; p++) {
+		if (!a_m.count[p] || hlock_held(a_fd, paths[p]) > 0 ||
+		    poll_events(a_fd) & POLLPRI)
+			continue;
+		snprintf(r->why, sizeof(r->why),
+			 "%s: lost \"%s\" (%d acquisitions), untold", when,
+			 paths[p], a_m.count[p]);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The queued request of the model: still there, or granted (then it is
+ * collected), never gone.  Return: 1 on a failure, else 0.
+ */
+static int pending_kept(struct reply *r, const char *when)
+{
+	int p = a_m.pending, ret;
+
+	if (p < 0)
+		return 0;
+	ret = hlock_wait(a_fd, 0);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret == -ENOENT) {
+		snprintf(r->why, sizeof(r->why),
+			 "%s: the request queued on \"%s\" is gone", when,
+			 paths[p]);
+		return 1;
+	}
+	a_m.pending = -1;
+	if (!ret)
+		model_grant(p, a_m.pending_lease);
+	return 0;
+}
+
+/*
+ * An unlock of the path of the queued request (it said @ret) withdrew it,
+ * whether it said ESTALE (a takeover before) or what is left.
+ */
+static int withdrawn(int path, int ret, struct reply *r)
+{
+	int w = hlock_wait(a_fd, 0);
+
+	if (w == -ENOENT)
+		return 0;
+	snprintf(r->why, sizeof(r->why),
+		 "the unlock of \"%s\" said %d and left the request queued there (wait says %d)",
+		 paths[path], ret, w);
+	return 1;
+}
+
+/*
+ * Undo one acquisition of @q that a pair made, the model untouched: an
+ * ESTALE first is noted in @stale, EBUSY (another call of the locker on
+ * the path) is tried again.
+ */
+static void unlock_pair(int q, bool *stale)
+{
+	int i, ret;
+
+	for (i = 0; i < 2000; i++) {
+		ret = hlock_unlock(a_fd, paths[q]);
+		if (ret == -ESTALE) {
+			stale[q] = true;
+			continue;
+		}
+		if (ret != -EBUSY)
+			return;
+		usleep(100);
+	}
+}
+
+/* Unlock everything, withdraw the queued request: an empty locker. */
+static int unwind(struct reply *r, const char *when)
+{
+	int p, i, ret;
+
+	for (p = NPATHS - 1; p >= 0; p--)
+		for (i = 0; i < 100000; i++) {
+			ret = hlock_unlock(a_fd, paths[p]);
+			if (ret <= 0 && ret != -ESTALE)
+				break;
+		}
+	a_m.pending = -1;
+	for (p = 0; p < NPATHS; p++) {
+		a_m.count[p] = 0;
+		a_m.leased[p] = false;
+	}
+	ret = hlock_wait(a_fd, 0);
+	if (ret != -ENOENT) {
+		snprintf(r->why, sizeof(r->why),
+			 "%s: after unlocking everything, wait says %d", when,
+			 ret);
+		return 1;
+	}
+	return unexpected_held(r, when);
+}
+
+/* ---- thread: a file table of its own, then exit ---- */
+
+struct thr {
+	int wfd;	/* only the thread's table keeps it in the end */
+	int call;	/* what it does on the locker first */
+	int path;
+	int ret;
+};
+
+static void *thread_run(void *arg)
+{
+	struct thr *t = arg;
+
+	t->ret = unshare(CLONE_FILES) ? -errno : 0;
+	if (t->call == 1)
+		hlock_held(a_fd, paths[t->path]);
+	else if (t->call == 2)
+		hlock_renew(a_fd);
+	if (write(t->wfd, "u", 1) != 1)
+		t->ret = -EIO;
+	return NULL;
+}
+
+static int actor_thread(const struct cmd *c, struct reply *r)
+{
+	struct thr t = { .call = c->variant, .path = c->path };
+	pthread_t thread;
+	int pfd[2], ret;
+	char ch;
+
+	if (pipe(pfd))
+		return -errno;
+	/* Above every other descriptor: the table closes in order. */
+	t.wfd = fcntl(pfd[1], F_DUPFD_CLOEXEC, 200);
+	close(pfd[1]);
+	if (t.wfd < 0 || pthread_create(&thread, NULL, thread_run, &t)) {
+		close(pfd[0]);
+		if (t.wfd >= 0)
+			close(t.wfd);
+		return -EAGAIN;
+	}
+	ret = read(pfd[0], &ch, 1);
+	close(t.wfd);
+	/* EOF once the thread's table closed, the locker's copy first. */
+	while (ret == 1)
+		ret = read(pfd[0], &ch, 1);
+	pthread_join(thread, NULL);
+	close(pfd[0]);
+	if (t.ret)
+		return t.ret;
+	if (nothing_lost(r, a_m.owned ?
+			 "a thread of the owner, own file table, exited" :
+			 "a thread with its own file table exited") ||
+	    pending_kept(r, "a thread with its own file table exited"))
+		return INT32_MIN;
+	return 0;
+}
+
+/* ---- fork: a child shares the locker ---- */
+
+/*
+ * The child: lock/unlock pairs and yields on the shared locker; tells the
+ * actor on @wfd of what the model must learn: 'o' it is the owner now,
+ * 'A' + path an ESTALE it took, 'Y' a yield that failed (nothing held).
+ */
+static void __attribute__((noreturn))
+sharer_run(const struct cmd *c, int wfd)
+{
+	static const int modes[] = { HLOCK_IS, HLOCK_IX, HLOCK_S, HLOCK_SIX,
+				     HLOCK_X };
+	unsigned int st = c->seed;
+	bool stale[NPATHS] = { false };
+	int i, n, q, ret;
+	char ch;
+
+	if (c->variant == FORK_OWNER &&
+	    !hlock_owner(a_fd, HLOCK_OWNER_PROCESS) && write(wfd, "o", 1) != 1)
+		_exit(1);
+	n = 2 + (int)lrnd(&st, 7);
+	for (i = 0; i < n; i++) {
+		q = (int)lrnd(&st, NPATHS);
+		if (!lrnd(&st, 6)) {
+			ret = hlock_yield(a_fd, (5 + lrnd(&st, 20)) * MS);
+			if (ret && ret != -EBUSY && write(wfd, "Y", 1) != 1)
+				_exit(1);
+			continue;
+		}
+		ret = hlock_lock(a_fd, paths[q], modes[lrnd(&st, 5)], 0,
+				 lrnd(&st, 2) ? 0 : (1 + lrnd(&st, 20)) * MS);
+		if (!ret)
+			unlock_pair(q, stale);
+	}
+	for (q = 0; q < NPATHS; q++) {
+		ch = (char)('A' + q);
+		if (stale[q] && write(wfd, &ch, 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static int actor_fork(const struct cmd *c, struct reply *r)
+{
+	static const int modes[] = { HLOCK_IS, HLOCK_IX, HLOCK_S, HLOCK_SIX,
+				     HLOCK_X };
+	bool stale[NPATHS] = { false }, owner = false, yfail = false;
+	unsigned int st = c->seed ^ 0x5bd1e995u;
+	int pfd[2], i, n, q, ret;
+	pid_t pid;
+	char ch;
+
+	if (pipe(pfd))
+		return -errno;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -EAGAIN;
+	}
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[0]);
+		sharer_run(c, pfd[1]);
+	}
+	close(pfd[1]);
+	/* Pairs of the actor's own meanwhile. */
+	n = 1 + (int)lrnd(&st, 5);
+	for (i = 0; i < n; i++) {
+		q = (int)lrnd(&st, NPATHS);
+		if (!hlock_lock(a_fd, paths[q], modes[lrnd(&st, 5)], 0, 0))
+			unlock_pair(q, stale);
+	}
+	if (c->variant == FORK_KILL) {
+		usleep(lrnd(&st, 4000));
+		kill(pid, SIGKILL);
+	}
+	waitpid(pid, NULL, 0);
+	while (read(pfd[0], &ch, 1) == 1) {
+		if (ch == 'o')
+			owner = true;
+		else if (ch == 'Y')
+			yfail = true;
+		else if (ch >= 'A' && ch < 'A' + NPATHS)
+			stale[ch - 'A'] = true;
+	}
+	close(pfd[0]);
+	if (owner) {
+		/* The owner's exit: everything released, the request too. */
+		a_m.owned = false;
+		ret = hlock_wait(a_fd, 0);
+		if (ret != -ENOENT) {
+			snprintf(r->why, sizeof(r->why),
+				 "a sharer that owned the locker exited, wait says %d",
+				 ret);
+			return INT32_MIN;
+		}
+		a_m.pending = -1;
+		for (q = 0; q < NPATHS; q++) {
+			a_m.count[q] = 0;
+			a_m.leased[q] = false;
+		}
+		return unexpected_held(r, "a sharer that owned the locker exited") ?
+		       INT32_MIN : 0;
+	}
+	if (yfail)
+		for (q = 0; q < NPATHS; q++) {
+			a_m.count[q] = 0;
+			a_m.leased[q] = false;
+		}
+	for (q = 0; q < NPATHS; q++)
+		if (stale[q])
+			model_taken(q);
+	/* A sharer's end releases nothing, the locker's owner or not. */
+	if (nothing_lost(r, c->variant == FORK_KILL ? "a sharer was killed" :
+			 "a sharer exited") ||
+	    pending_kept(r, "a sharer's end"))
+		return INT32_MIN;
+	/* A killed one may have left an acquisition: start afresh. */
+	if (c->variant == FORK_KILL)
+		return unwind(r, "after a killed sharer") ? INT32_MIN : 0;
+	return unexpected_held(r, "after a sharer's pairs") ? INT32_MIN : 0;
+}
+
+/* ---- side: the owner of a second locker exits under its sharer ---- */
+
+/*
+ * The grandchild: lock/unlock pairs of @path in @mode on @l; while it
+ * holds the path, the locker holds the intent on each ancestor.  A
+ * failure counts only if the path is still held after the look (the
+ * owner's exit may release it at any moment).
+ */
+static void __attribute__((noreturn))
+side_sharer(int l, int path, int mode, unsigned int st, int wfd)
+{
+	char msg[200];
+	int i, a, need, ret;
+
+	for (i = 0; i < 40; i++) {
+		ret = hlock_lock(l, paths[path], mode, 0,
+				 lrnd(&st, 2) ? 0 : (1 + lrnd(&st, 10)) * MS);
+		if (ret)
+			continue;
+		need = mode == HLOCK_IS || mode == HLOCK_S ? HLOCK_IS :
+		       HLOCK_IX;
+		for (a = 0; path && a < NPATHS; a++) {
+			int m;
+
+			if (!below(path, a))
+				continue;
+			m = hlock_held(l, paths[a]);
+			if ((need == HLOCK_IS ? m > 0 :
+			     m == HLOCK_IX || m == HLOCK_SIX || m == HLOCK_X) ||
+			    hlock_held(l, paths[path]) != mode)
+				continue;
+			snprintf(msg, sizeof(msg),
+				 "side: %s on \"%s\" held, \"%s\" held in %s",
+				 hlock_mode_name(mode), paths[path], paths[a],
+				 m < 0 ? "error" : hlock_mode_name(m));
+			if (write(wfd, msg, strlen(msg)) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		for (a = 0; a < 1000 && hlock_unlock(l, paths[path]) == -EBUSY;
+		     a++)
+			usleep(100);
+	}
+	_exit(0);
+}
+
+/* The records in the table of the locker described @why, by path. */
+static int side_records(int fd, const char *why, bool on[NPATHS],
+			int *total)
+{
+	const struct hlock_lock_record *rec;
+	int i, n, p;
+	void *buf;
+
+	memset(on, 0, NPATHS * sizeof(bool));
+	*total = 0;
+	n = hlock_table_alloc(fd, &buf);
+	if (n < 0)
+		return n;
+	for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec)) {
+		if (strcmp(hlock_record_why(rec), why))
+			continue;
+		(*total)++;
+		if (rec->state == HLOCK_STATE_WAITING)
+			continue;
+		for (p = 0; p < NPATHS; p++)
+			if (!strcmp(paths[p], hlock_record_path(rec)))
+				on[p] = true;
+	}
+	free(buf);
+	return 0;
+}
+
+static int actor_side(const struct cmd *c, struct reply *r)
+{
+	int l, rdy[2], go[2], rep[2], i, nown, ret, p, total;
+	unsigned int st = c->seed;
+	char why[48], path[32], msg[200];
+	bool on[NPATHS], first, last;
+	pid_t owner, g = 0;
+	int rep_g[2] = { 0, 0 };
+	ssize_t len;
+
+	l = hlock_open();
+	if (l < 0)
+		return l;
+	snprintf(why, sizeof(why), "%s.s%u", a_why, c->seed % 1000);
+	nown = c->variant ? 200 : 100;
+	if (hlock_describe(l, why) || pipe(rdy) || pipe(go) || pipe(rep)) {
+		close(l);
+		return -EIO;
+	}
+	fflush(stdout);
+	owner = fork();
+	if (owner < 0)
+		nown = 0;
+	if (!owner) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		ret = hlock_owner(l, HLOCK_OWNER_PROCESS);
+		for (i = 0; !ret && i < nown; i++) {
+			snprintf(path, sizeof(path), "o%d/%d", (int)getppid(),
+				 i);
+			ret = hlock_lock(l, path, HLOCK_S, 0, 0);
+		}
+		hlock_lock(l, paths[c->path], c->mode, 0, 0);
+		g = fork();
+		if (!g) {
+			close(rep[0]);
+			side_sharer(l, (int)lrnd(&st, NPATHS),
+				    lrnd(&st, 3) ? HLOCK_X : c->mode, st,
+				    rep[1]);
+		}
+		rep_g[0] = g;
+		rep_g[1] = i - (ret != 0);
+		if (write(rdy[1], rep_g, sizeof(rep_g)) != sizeof(rep_g))
+			_exit(1);
+		ret = read(go[0], path, 1);
+		_exit(0);
+	}
+	close(rdy[1]);
+	close(go[0]);
+	close(rep[1]);
+	if (owner > 0 && read(rdy[0], rep_g, sizeof(rep_g)) == sizeof(rep_g)) {
+		g = rep_g[0];
+		nown = rep_g[1];
+		usleep(lrnd(&st, 3000));
+		if (c->variant & 2)
+			kill(owner, SIGKILL);
+		else if (write(go[1], "g", 1) != 1)
+			kill(owner, SIGKILL);
+	} else if (owner > 0) {
+		kill(owner, SIGKILL);
+	}
+	if (owner > 0)
+		waitpid(owner, NULL, 0);
+	/* Its child is the actor's now (a subreaper): bounded, 40 pairs. */
+	if (g > 0)
+		waitpid(g, NULL, 0);
+	close(rdy[0]);
+	close(go[1]);
+	len = read(rep[0], msg, sizeof(msg) - 1);
+	close(rep[0]);
+	ret = 0;
+	if (len > 0) {
+		msg[len] = 0;
+		snprintf(r->why, sizeof(r->why), "%s", msg);
+		ret = INT32_MIN;
+	}
+	/* What held() says the table shows, and the other way round. */
+	if (!ret && !side_records(l, why, on, &total))
+		for (p = 0; p < NPATHS; p++) {
+			if ((hlock_held(l, paths[p]) > 0) == on[p])
+				continue;
+			snprintf(r->why, sizeof(r->why),
+				 "side: \"%s\" held in %d, the table %s",
+				 paths[p], hlock_held(l, paths[p]),
+				 on[p] ? "shows it" : "does not");
+			ret = INT32_MIN;
+			break;
+		}
+	/* The owner's paths went all, or stayed all (a call in flight). */
+	snprintf(path, sizeof(path), "o%d/0", (int)getpid());
+	first = hlock_held(l, path) > 0;
+	snprintf(path, sizeof(path), "o%d/%d", (int)getpid(), nown - 1);
+	last = hlock_held(l, path) > 0;
+	if (!ret && nown > 0 && first != last) {
+		snprintf(r->why, sizeof(r->why),
+			 "side: the owner's exit released o/0 %s, o/%d %s",
+			 first ? "no" : "yes", nown - 1, last ? "no" : "yes");
+		ret = INT32_MIN;
+	}
+	close(l);
+	if (!ret && !side_records(a_fd, why, on, &total) && total) {
+		snprintf(r->why, sizeof(r->why),
+			 "side: %d records of the closed locker", total);
+		ret = INT32_MIN;
+	}
+	return ret;
+}
+
+/* ---- stale: cancel by unlock after a takeover ---- */
+
+static int actor_stale(struct reply *r)
+{
+	char p[24], why[48];
+	int h, ret, u, w;
+
+	if (a_m.pending >= 0)
+		return -EBUSY;
+	snprintf(p, sizeof(p), "t%d", (int)getpid());
+	ret = hlock_lock_lease(a_fd, p, HLOCK_X, 0, 0, 10 * MS);
+	if (ret)
+		return ret;
+	h = hlock_open();
+	snprintf(why, sizeof(why), "%s.h", a_why);
+	if (h < 0 || hlock_describe(h, why)) {
+		hlock_unlock(a_fd, p);
+		return -EIO;
+	}
+	sleep_ms(30);
+	/* A waiter: it takes the expired lease over. */
+	ret = hlock_lock(h, p, HLOCK_X, 0, 2 * SEC);
+	if (ret) {
+		/* No ticket for it, maybe: nothing to see this time. */
+		close(h);
+		while (hlock_unlock(a_fd, p) == -ESTALE)
+			;
+		return 1;
+	}
+	if (!(poll_pri(a_fd) & POLLPRI)) {
+		snprintf(r->why, sizeof(r->why),
+			 "stale: \"%s\" taken over, untold", p);
+		ret = INT32_MIN;
+		goto out;
+	}
+	ret = hlock_lock(a_fd, p, HLOCK_X, HLOCK_F_ASYNC, -1);
+	if (ret != -EINPROGRESS) {
+		ret = 2;
+		goto out;
+	}
+	u = hlock_unlock(a_fd, p);
+	w = hlock_wait(a_fd, 0);
+	if (w != -ENOENT) {
+		snprintf(r->why, sizeof(r->why),
+			 "stale: \"%s\" taken over, X queued behind the new holder, the unlock said %d and left it queued (wait says %d)",
+			 p, u, w);
+		ret = INT32_MIN;
+		goto out;
+	}
+	hlock_unlock(h, p);
+	w = hlock_wait(a_fd, 0);
+	ret = hlock_held(a_fd, p);
+	if (w != -ENOENT || ret) {
+		snprintf(r->why, sizeof(r->why),
+			 "stale: after the withdrawing unlock and the holder's, wait says %d, \"%s\" held in %d",
+			 w, p, ret);
+		ret = INT32_MIN;
+		goto out;
+	}
+	/* The ESTALE, if the unlock did not say it. */
+	if (u != -ESTALE)
+		hlock_unlock(a_fd, p);
+	ret = 0;
+out:
+	close(h);
+	if (ret != INT32_MIN)
+		while ((u = hlock_unlock(a_fd, p)) > 0 || u == -ESTALE)
+			;
+	return ret;
+}
+
 static int actor_check(struct reply *r)
 {
 	bool lease_of[NPATHS], told;
@@ -242,13 +888,22 @@ static int actor_check(struct reply *r)
 			return 1;
 		}
 		ret = hlock_unlock(a_fd, paths[p]);
-		if (ret != -ESTALE && ret != -ENOENT) {
+		if (ret != -ESTALE && ret != -ENOENT &&
+		    !(a_m.pending == p && ret >= 0)) {
 			snprintf(r->why, sizeof(r->why),
 				 "lost \"%s\": unlock says %d", paths[p], ret);
 			return 1;
 		}
+		/* An unlock of the path of the queued request withdraws it. */
+		if (a_m.pending == p) {
+			a_m.pending = -1;
+			if (withdrawn(p, ret, r))
+				return 1;
+		}
 		model_taken(p);
 	}
+	if (unexpected_held(r, "check"))
+		return 1;
 	/* Counted before and after the table: a takeover may come between. */
 	for (tries = 0; tries < 5; tries++) {
 		nheld = held_count();
@@ -302,11 +957,25 @@ static int actor_do(const struct cmd *c, struct reply *r)
 		}
 		return ret;
 	case OP_COLLECT:
-		if (a_m.pending < 0)
-			return -ENOENT;
+		if (a_m.pending < 0) {
+			/* Nothing queued: nothing to collect. */
+			ret = hlock_wait(a_fd, 0);
+			if (ret != -ENOENT) {
+				snprintf(r->why, sizeof(r->why),
+					 "nothing queued, wait says %d", ret);
+				return INT32_MIN;
+			}
+			return ret;
+		}
 		ret = hlock_wait(a_fd, c->timeout_ms * MS);
 		if (ret == -EAGAIN || ret == -ETIMEDOUT || ret == -EINTR)
 			return ret;
+		if (ret == -ENOENT) {
+			snprintf(r->why, sizeof(r->why),
+				 "the request queued on \"%s\" is gone",
+				 paths[a_m.pending]);
+			return INT32_MIN;
+		}
 		p = a_m.pending;
 		a_m.pending = -1;
 		if (!ret) {
@@ -317,9 +986,15 @@ static int actor_do(const struct cmd *c, struct reply *r)
 		return ret;
 	case OP_UNLOCK:
 		ret = hlock_unlock(a_fd, paths[c->path]);
-		/* The unlock of the path of the call in flight cancels it. */
-		if (a_m.pending == c->path && ret >= 0)
+		/*
+		 * The unlock of the path of the call in flight cancels it,
+		 * also when it says ESTALE (the path was taken over before).
+		 */
+		if (a_m.pending == c->path && (ret >= 0 || ret == -ESTALE)) {
 			a_m.pending = -1;
+			if (withdrawn(c->path, ret, r))
+				return INT32_MIN;
+		}
 		if (ret == -ESTALE) {
 			model_taken(c->path);
 		} else if (ret >= 0) {
@@ -352,9 +1027,21 @@ static int actor_do(const struct cmd *c, struct reply *r)
 		return hlock_renew(a_fd);
 	case OP_REOPEN:
 		close(a_fd);
-		a_fd = hlock_open();
 		model_clear();
-		return a_fd < 0 ? a_fd : 0;
+		return a_open();
+	case OP_OWNER:
+		ret = hlock_owner(a_fd, c->variant ? HLOCK_OWNER_PROCESS : 0);
+		if (!ret)
+			a_m.owned = c->variant;
+		return ret;
+	case OP_THREAD:
+		return actor_thread(c, r);
+	case OP_FORK:
+		return actor_fork(c, r);
+	case OP_SIDE:
+		return actor_side(c, r);
+	case OP_STALE:
+		return actor_stale(r);
 	case OP_CHECK:
 		return actor_check(r) ? INT32_MIN : 0;
 	}
@@ -366,7 +1053,9 @@ static void actor_run(int sock)
 	struct cmd c;
 	struct reply r;
 
-	a_fd = hlock_open();
+	/* Its side op's grandchild comes back to it when its child exits. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	a_open();
 	model_clear();
 	while (read(sock, &c, sizeof(c)) == (ssize_t)sizeof(c)) {
 		memset(&r, 0, sizeof(r));
@@ -375,9 +1064,9 @@ static void actor_run(int sock)
 		r.ret = actor_do(&c, &r);
 		r.pending = a_m.pending >= 0;
 		snprintf(a_hist[a_nhist++ % HISTORY], sizeof(a_hist[0]),
-			 "%s \"%s\" %d/%d/%d/%d=%d", op_names[c.op],
+			 "%s \"%s\" %d/%d/%d/%d/%d=%d", op_names[c.op],
 			 paths[c.path], c.mode, c.kind, c.timeout_ms,
-			 c.lease_ms, r.ret);
+			 c.lease_ms, c.variant, r.ret);
 		if (r.ret == INT32_MIN) {
 			unsigned int i;
 
@@ -436,6 +1125,202 @@ static int fail(const char *fmt, ...)
 	return -1;
 }
 
+/* ---- exclusion, from the lock table ---- */
+
+/* Gray's matrix: whether modes @a and @b held together conflict. */
+static bool conflict(unsigned int a, unsigned int b)
+{
+	static const unsigned char bits[HLOCK_NR_MODES] = {
+		[HLOCK_IS] = 1 << HLOCK_X,
+		[HLOCK_IX] = 1 << HLOCK_S | 1 << HLOCK_SIX | 1 << HLOCK_X,
+		[HLOCK_S] = 1 << HLOCK_IX | 1 << HLOCK_SIX | 1 << HLOCK_X,
+		[HLOCK_SIX] = 1 << HLOCK_IX | 1 << HLOCK_S | 1 << HLOCK_SIX |
+			      1 << HLOCK_X,
+		[HLOCK_X] = 1 << HLOCK_IS | 1 << HLOCK_IX | 1 << HLOCK_S |
+			    1 << HLOCK_SIX | 1 << HLOCK_X,
+	};
+
+	return a < HLOCK_NR_MODES && b < HLOCK_NR_MODES && bits[a] >> b & 1;
+}
+
+/* Whether @held on a parent covers the intent that @mode below needs. */
+static bool covers_intent(unsigned int held, unsigned int mode)
+{
+	if (mode == HLOCK_IS || mode == HLOCK_S)
+		return held != HLOCK_NL;
+	return held == HLOCK_IX || held == HLOCK_SIX || held == HLOCK_X;
+}
+
+/* A grant as the table shows it: whose, where, what, which. */
+struct grant {
+	char why[HLOCK_WHY_LEN];
+	char path[HLOCK_PATH_MAX + 1];
+	unsigned int mode;
+	uint64_t token;
+};
+
+struct trec {
+	const char *why;
+	const char *path;
+	unsigned int mode;
+	uint64_t token;
+};
+
+/* The granted (or converting) records of the actors' lockers. */
+static int table_grants(int fd, void **buf, struct trec **out)
+{
+	const struct hlock_lock_record *rec;
+	struct trec *t;
+	int i, n, k = 0;
+
+	*out = NULL;
+	n = hlock_table_alloc(fd, buf);
+	if (n < 0)
+		return n;
+	t = calloc(n + 1, sizeof(*t));
+	if (!t) {
+		free(*buf);
+		return -ENOMEM;
+	}
+	for (i = 0, rec = *buf; i < n; i++, rec = hlock_record_next(rec)) {
+		const struct hlock_record_ext *ext = hlock_record_ext(rec);
+
+		if (rec->state == HLOCK_STATE_WAITING || !ext ||
+		    !ext->why[0])
+			continue;
+		t[k].why = ext->why;
+		t[k].path = hlock_record_path(rec);
+		t[k].mode = rec->mode;
+		t[k].token = ext->token;
+		k++;
+	}
+	*out = t;
+	return k;
+}
+
+static void grant_of(struct grant *g, const struct trec *t)
+{
+	snprintf(g->why, sizeof(g->why), "%s", t->why);
+	snprintf(g->path, sizeof(g->path), "%s", t->path);
+	g->mode = t->mode;
+	g->token = t->token;
+}
+
+static bool same_grant(const struct grant *g, const struct trec *t)
+{
+	return g->mode == t->mode && g->token == t->token &&
+	       !strcmp(g->why, t->why) && !strcmp(g->path, t->path);
+}
+
+/* The parent path of @path ("" for a top level one). */
+static void parent_of(const char *path, char *out, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(out, path, n);
+	out[n] = 0;
+}
+
+/*
+ * One look: the first violation, in @a and @b (exclusion: @a read first;
+ * intent: @a the grant, @b the parent it lacks, mode NL).  Return: 0 none,
+ * 1 exclusion, 2 intent, or -errno.
+ */
+static int table_look(int fd, struct grant *a, struct grant *b)
+{
+	char parent[HLOCK_PATH_MAX + 1];
+	struct trec *t;
+	int i, j, n, ret = 0;
+	bool found;
+	void *buf;
+
+	n = table_grants(fd, &buf, &t);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n && !ret; i++) {
+		for (j = i + 1; j < n; j++) {
+			if (strcmp(t[i].path, t[j].path) ||
+			    !strcmp(t[i].why, t[j].why) ||
+			    !conflict(t[i].mode, t[j].mode))
+				continue;
+			grant_of(a, &t[i]);
+			grant_of(b, &t[j]);
+			ret = 1;
+			break;
+		}
+		if (ret || !t[i].path[0])
+			continue;
+		parent_of(t[i].path, parent, sizeof(parent));
+		found = false;
+		for (j = 0; j < n && !found; j++)
+			found = !strcmp(t[j].why, t[i].why) &&
+				!strcmp(t[j].path, parent) &&
+				covers_intent(t[j].mode, t[i].mode);
+		if (found)
+			continue;
+		grant_of(a, &t[i]);
+		snprintf(b->why, sizeof(b->why), "%s", t[i].why);
+		snprintf(b->path, sizeof(b->path), "%s", parent);
+		b->mode = HLOCK_NL;
+		ret = 2;
+	}
+	free(t);
+	free(buf);
+	return ret;
+}
+
+/* Whether a look still shows what table_look() found. */
+static bool table_still(int fd, int kind, const struct grant *a,
+			const struct grant *b)
+{
+	char parent[HLOCK_PATH_MAX + 1];
+	bool has_a = false, has_b = false, covered = false;
+	struct trec *t;
+	int i, n;
+	void *buf;
+
+	n = table_grants(fd, &buf, &t);
+	if (n < 0)
+		return false;
+	parent_of(a->path, parent, sizeof(parent));
+	for (i = 0; i < n; i++) {
+		has_a |= same_grant(a, &t[i]);
+		has_b |= kind == 1 && same_grant(b, &t[i]);
+		covered |= kind == 2 && !strcmp(t[i].why, a->why) &&
+			   !strcmp(t[i].path, parent) &&
+			   covers_intent(t[i].mode, a->mode);
+	}
+	free(t);
+	free(buf);
+	return has_a && (kind == 1 ? has_b : !covered);
+}
+
+/*
+ * Exclusion and intents, from the table: a violation that two more looks
+ * still show (the same grants, by their tokens) is a failure.
+ */
+static int table_check(int fd, const char *when)
+{
+	struct grant a, b;
+	int kind = table_look(fd, &a, &b);
+
+	if (kind <= 0 || !table_still(fd, kind, &a, &b) ||
+	    !table_still(fd, kind, &a, &b))
+		return 0;
+	if (kind == 1)
+		return fail("%s: %s holds %s on \"%s\" (token %llu), %s holds %s (token %llu)",
+			    when, a.why, hlock_mode_name(a.mode), a.path,
+			    (unsigned long long)a.token, b.why,
+			    hlock_mode_name(b.mode),
+			    (unsigned long long)b.token);
+	return fail("%s: %s holds %s on \"%s\" (token %llu), not the intent on \"%s\"",
+		    when, a.why, hlock_mode_name(a.mode), a.path,
+		    (unsigned long long)a.token, b.path);
+}
+
 static int spawn(struct actor *a)
 {
 	int sv[2];
@@ -462,15 +1347,16 @@ static void send_cmd(struct actor *a, const struct cmd *c)
 	a->busy = true;
 	if (c->op == OP_LOCK && c->kind != K_TRY)
 		waited = true;
-	if (c->op == OP_YIELD)
+	if (c->op == OP_YIELD || c->op == OP_FORK || c->op == OP_SIDE ||
+	    c->op == OP_STALE)
 		waited = true;
 	if (write(a->sock, c, sizeof(*c)) != (ssize_t)sizeof(*c))
 		fail("actor %d: cannot send", (int)(a - actors));
 	if (verbose)
-		printf("# %d.%d actor %d: %s %s mode %d kind %d tmo %d lease %d\n",
+		printf("# %d.%d actor %d: %s %s mode %d kind %d tmo %d lease %d variant %d\n",
 		       seed_now, step_now, (int)(a - actors),
 		       op_names[c->op], paths[c->path], c->mode, c->kind,
-		       c->timeout_ms, c->lease_ms);
+		       c->timeout_ms, c->lease_ms, c->variant);
 }
 
 /* Take an answer of @a, waiting at most @ms.  Return: 1, 0 (none yet). */
@@ -525,18 +1411,24 @@ static uint64_t global_stats(int fd, unsigned int *out)
 	return st.takeovers;
 }
 
-/* Records of @pid in the table that @fd reads. */
+/*
+ * Records in the table that @fd reads of the lockers of actor @pid (their
+ * descriptions start "p<pid>."), whichever process made their last call.
+ */
 static int records_of(int fd, pid_t pid)
 {
 	const struct hlock_lock_record *rec;
 	int i, n, mine = 0;
+	char prefix[16];
+	size_t len;
 	void *buf;
 
+	len = (size_t)snprintf(prefix, sizeof(prefix), "p%d.", (int)pid);
 	n = hlock_table_alloc(fd, &buf);
 	if (n < 0)
 		return n;
 	for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec))
-		mine += rec->pid == (uint32_t)pid;
+		mine += !strncmp(hlock_record_why(rec), prefix, len);
 	free(buf);
 	return mine;
 }
@@ -587,6 +1479,8 @@ static int check_all(int me)
 	if (all_running && out != tickets)
 		return fail("%u write tickets out, the actors hold %u", out,
 			    tickets);
+	if (table_check(me, "check"))
+		return -1;
 	if (takeovers != takeovers_seen && !waited)
 		return fail("%llu takeovers with no lock call waiting",
 			    (unsigned long long)(takeovers - takeovers_seen));
@@ -602,6 +1496,10 @@ static int kill_actor(int me, struct actor *a)
 {
 	int status, n;
 
+	int64_t end = now_ns() + SETTLE_NS;
+	bool children = a->busy && (a->cmd.op == OP_FORK ||
+				    a->cmd.op == OP_SIDE);
+
 	kill(a->pid, SIGKILL);
 	if (a->stopped)
 		kill(a->pid, SIGCONT);
@@ -609,6 +1507,15 @@ static int kill_actor(int me, struct actor *a)
 	if (waitpid(a->pid, &status, 0) != a->pid)
 		return fail("waitpid");
 	n = records_of(me, a->pid);
+	/*
+	 * Children of a fork or side op (killed with it, or a grandchild
+	 * ending its bounded loop) may keep a locker open a while: its last
+	 * close releases it.
+	 */
+	while (n > 0 && children && now_ns() < end) {
+		usleep(10000);
+		n = records_of(me, a->pid);
+	}
 	if (n)
 		return fail("%d records of killed pid %d", n, (int)a->pid);
 	return spawn(a);
@@ -625,6 +1532,26 @@ static void random_cmd(struct actor *a, struct cmd *c)
 	if (!rnd(12))
 		c->path = 0;
 	c->mode = modes[rnd(5)];
+	if (!rnd(7)) {
+		r = rnd(100);
+		c->seed = rnd(1u << 30);
+		if (r < 30) {
+			c->op = OP_OWNER;
+			c->variant = rnd(3) != 0;
+		} else if (r < 52) {
+			c->op = OP_THREAD;
+			c->variant = (int)rnd(3);
+		} else if (r < 80) {
+			c->op = OP_FORK;
+			c->variant = (int)rnd(3);
+		} else if (r < 90) {
+			c->op = OP_SIDE;
+			c->variant = (int)rnd(4);
+		} else {
+			c->op = OP_STALE;
+		}
+		return;
+	}
 	if (a->pending && r < 30) {
 		c->op = OP_COLLECT;
 		c->timeout_ms = rnd(3) ? 0 : 20 + (int)rnd(60);
@@ -689,6 +1616,8 @@ static int run_seed(int me, int seed, int steps)
 		}
 		if (step_now % CHECK_EVERY == CHECK_EVERY - 1)
 			check_all(me);
+		else
+			table_check(me, "step");
 	}
 	for (i = 0; i < NACTORS; i++)
 		if (actors[i].stopped) {
