@@ -29,8 +29,8 @@
  *    made itself the owner releases everything and withdraws the queued
  *    request at its exit; otherwise the model goes on, the child's pairs
  *    undone, its ESTALEs and failed yields applied.
- *  - side: on a second locker, a child makes itself the owner, holds 100 or
- *    200 paths of its own (its exit releases them in batches, the locker's
+ *  - side: on a second locker, a child makes itself the owner, holds 70 or
+ *    140 paths of its own (its exit releases them in batches, the locker's
  *    mutex dropped in between) and a shared one, forks a grandchild that
  *    locks and unlocks a shared path while the child exits or is killed.
  *    The grandchild's grants must keep the intent above them; afterwards
@@ -186,10 +186,21 @@ static bool below(int q, int p)
  */
 static void model_taken(int path)
 {
-	int q;
+	int q, ret;
 
 	a_m.count[path] = 0;
 	a_m.leased[path] = false;
+	/*
+	 * The ESTALE is owed until said, even once the path was locked
+	 * again: what is held there now came after the takeover, and one
+	 * more unlock says how many acquisitions are left of it (not for
+	 * the path of the request in flight: that unlock withdraws it).
+	 */
+	if (a_m.pending != path && hlock_held(a_fd, paths[path]) > 0) {
+		ret = hlock_unlock(a_fd, paths[path]);
+		if (ret > 0)
+			a_m.count[path] = ret;
+	}
 	for (q = 0; q < NPATHS; q++)
 		if (below(q, path) && hlock_held(a_fd, paths[q]) <= 0) {
 			a_m.count[q] = 0;
@@ -495,7 +506,8 @@ static int actor_thread(const struct cmd *c, struct reply *r)
 /*
  * The child: lock/unlock pairs and yields on the shared locker; tells the
  * actor on @wfd of what the model must learn: 'o' it is the owner now,
- * 'A' + path an ESTALE it took, 'Y' a yield that failed (nothing held).
+ * 'A' + path an ESTALE it took, 'y' a yield starts, then 'Y' it failed
+ * (nothing held) or 'z' it did not; killed after a 'y', it may have.
  */
 static void __attribute__((noreturn))
 sharer_run(const struct cmd *c, int wfd)
@@ -514,8 +526,11 @@ sharer_run(const struct cmd *c, int wfd)
 	for (i = 0; i < n; i++) {
 		q = (int)lrnd(&st, NPATHS);
 		if (!lrnd(&st, 6)) {
+			/* 'y' first: killed in it, the yield may fail. */
+			if (write(wfd, "y", 1) != 1)
+				_exit(1);
 			ret = hlock_yield(a_fd, (5 + lrnd(&st, 20)) * MS);
-			if (ret && ret != -EBUSY && write(wfd, "Y", 1) != 1)
+			if (write(wfd, ret && ret != -EBUSY ? "Y" : "z", 1) != 1)
 				_exit(1);
 			continue;
 		}
@@ -537,6 +552,7 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 	static const int modes[] = { HLOCK_IS, HLOCK_IX, HLOCK_S, HLOCK_SIX,
 				     HLOCK_X };
 	bool stale[NPATHS] = { false }, owner = false, yfail = false;
+	bool in_yield = false;
 	unsigned int st = c->seed ^ 0x5bd1e995u;
 	int pfd[2], i, n, q, ret;
 	pid_t pid;
@@ -574,6 +590,8 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 			owner = true;
 		else if (ch == 'Y')
 			yfail = true;
+		else if (ch == 'y' || ch == 'z')
+			in_yield = ch == 'y';
 		else if (ch >= 'A' && ch < 'A' + NPATHS)
 			stale[ch - 'A'] = true;
 	}
@@ -596,7 +614,7 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 		return unexpected_held(r, "a sharer that owned the locker exited") ?
 		       INT32_MIN : 0;
 	}
-	if (yfail)
+	if (yfail || in_yield)
 		for (q = 0; q < NPATHS; q++) {
 			a_m.count[q] = 0;
 			a_m.leased[q] = false;
@@ -702,7 +720,7 @@ static int actor_side(const struct cmd *c, struct reply *r)
 	if (l < 0)
 		return l;
 	snprintf(why, sizeof(why), "%s.s%u", a_why, c->seed % 1000);
-	nown = c->variant ? 200 : 100;
+	nown = c->variant & 1 ? 140 : 70;
 	if (hlock_describe(l, why) || pipe(rdy) || pipe(go) || pipe(rep)) {
 		close(l);
 		return -EIO;
@@ -1532,7 +1550,7 @@ static void random_cmd(struct actor *a, struct cmd *c)
 	if (!rnd(12))
 		c->path = 0;
 	c->mode = modes[rnd(5)];
-	if (!rnd(7)) {
+	if (!rnd(10)) {
 		r = rnd(100);
 		c->seed = rnd(1u << 30);
 		if (r < 30) {
