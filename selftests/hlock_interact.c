@@ -1512,9 +1512,8 @@ static int check_all(int me)
 
 static int kill_actor(int me, struct actor *a)
 {
-	int status, n;
-
 	int64_t end = now_ns() + SETTLE_NS;
+	int status, n;
 	bool children = a->busy && (a->cmd.op == OP_FORK ||
 				    a->cmd.op == OP_SIDE);
 
