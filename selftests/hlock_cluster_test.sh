@@ -6,6 +6,7 @@
 #   scripts/vm-cluster --extra build/tools/hlock \
 #           --extra build/selftests/hlock_cluster_events \
 #           --extra build/selftests/hlock_cluster_lvb \
+#           --extra build/selftests/hlock_cluster_do \
 #           --extra build/tools/lshlock \
 #           --extra selftests/hlock_cluster_lib.sh \
 #           N selftests/hlock_cluster_test.sh [nocache]
@@ -28,7 +29,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..20"
+echo "1..27"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -36,6 +37,7 @@ fi
 cache=$(cat /sys/module/hlock/parameters/cluster_cache)
 
 . "$(dirname "$0")/hlock_cluster_lib.sh"
+do=$(dirname "$0")/hlock_cluster_do
 
 # Whether the background command with marker $1 was granted: it touches
 # /tmp/$1 once it holds its lock.
@@ -823,6 +825,229 @@ elif [ "$t" = ok ]; then
 	ok "a completion AST held keeps its resource"
 else
 	not_ok "a completion AST held keeps its resource: $t"
+fi
+
+# 21. Another node's wait that gives up ends: node 1 holds IX on pdb and
+# S on ps; node 2 asks X on both, 1.5 s each, and times out, which tells
+# nobody.  Node 1 keeps what other nodes wait for, so it probes every
+# cluster_probe_ms: once it finds nobody waiting any more, its own
+# compatible requests, X on pdb/c and S on ps, are granted while the
+# holder keeps its locks, and its grant on ps blocks nobody.  (They used
+# to wait until the holder let go.)
+t=ok
+case $node in
+1)
+	$do open 0 lock 0 pdb/x X -1 expect 0 lock 0 ps S -1 expect 0 \
+		bar rw-held bar rw-gone \
+		open 1 lock 1 pdb/c X 20000 expect 0 lock 1 ps S 20000 expect 0 \
+		until 0 5000 blocking 0 ps \; expect 0 close 1 close 0 \
+		bar rw-done >/tmp/rw.out 2>&1 ||
+		t="$(grep -E "^(expect|slower|faster|bar)" /tmp/rw.out | tail -n 1)"
+	;;
+2)
+	bar rw-held
+	hlock -w 1.5 pdb true
+	[ $? = 1 ] || t="X on pdb did not time out"
+	hlock -w 1.5 ps true
+	[ $? = 1 ] || t="X on ps did not time out"
+	bar rw-gone
+	bar rw-done
+	;;
+*)
+	bar rw-held
+	bar rw-gone
+	bar rw-done
+	;;
+esac
+[ "$t" = ok ] && ok "a remote waiter that gave up blocks nothing" ||
+	not_ok "a remote waiter that gave up blocks nothing: $t"
+
+# 22. A conversion deadlock across nodes: nodes 1 and 2 hold S on cv and
+# both convert to X.  The DLM refuses the conversion that asked second;
+# that node's holders hold all it holds, so their conversion fails with
+# EDEADLK at once (it used to ask the DLM again and again until its
+# timeout), the holder lets go, and the other conversion is granted.
+t=ok
+case $node in
+1 | 2)
+	$do open 0 lock 0 cv S -1 expect 0 bar cv-s \
+		lock 0 cv X 30000 expect 0,EDEADLK close 0 bar cv-done \
+		>/tmp/cv.out 2>&1 ||
+		t="$(grep -E "^(expect|bar)" /tmp/cv.out | tail -n 1)"
+	grep "^lock 0 cv" /tmp/cv.out | tail -n 1 | sed 's/^/# /'
+	;;
+*)
+	bar cv-s
+	bar cv-done
+	;;
+esac
+[ "$t" = ok ] && ok "a conversion deadlock across nodes ends with EDEADLK" ||
+	not_ok "a conversion deadlock across nodes ends with EDEADLK: $t"
+
+# 23. A try wins a resource another node only caches: node 1 takes X on
+# tc and lets go (its DLM lock stays, cached).  Node 2's tries are
+# granted: the first is refused at once and tells node 1 (NOQUEUEBAST),
+# waits for the queued request that follows, which node 1 lets through;
+# the others find node 2's own DLM lock.  (None was before.)  With
+# cluster_try_ms long, as a loaded host's VMs may take a while.
+t=ok
+case $node in
+1)
+	hlock tc true || t="node 1's X failed"
+	bar tc-cached
+	bar tc-done
+	;;
+2)
+	bar tc-cached
+	echo 10000 >/sys/module/hlock/parameters/cluster_try_ms ||
+		t="cluster_try_ms cannot be set"
+	i=0
+	won=0
+	while [ $i -lt 40 ]; do
+		m=-x
+		[ $i -lt 20 ] || m=-s
+		hlock -n $m tc true && won=$((won + 1))
+		i=$((i + 1))
+	done
+	[ "$won" = 40 ] || t="$won of 40 tries granted"
+	echo 100 >/sys/module/hlock/parameters/cluster_try_ms
+	bar tc-done
+	;;
+*)
+	bar tc-cached
+	bar tc-done
+	;;
+esac
+[ "$t" = ok ] && ok "a try wins what another node only caches" ||
+	not_ok "a try wins what another node only caches: $t"
+
+# 24. FRONT tries after a refusal: node 1 holds X on tf, node 2's try
+# fails; node 1 lets go; node 2's FRONT tries are granted, each asking
+# the DLM anew.  (Every one failed, unasked, before.)
+t=ok
+case $node in
+1)
+	$do open 0 lock 0 tf X -1 expect 0 bar tf-held bar tf-refused \
+		close 0 bar tf-free bar tf-done >/tmp/tf.out 2>&1 ||
+		t="$(grep -E "^(expect|bar)" /tmp/tf.out | tail -n 1)"
+	;;
+2)
+	bar tf-held
+	hlock -n tf true
+	[ $? = 1 ] || t="a try did not fail while node 1 held X"
+	bar tf-refused
+	bar tf-free
+	$do param cluster_try_ms 10000 open 0 \
+		lock 0 tf X 0 front expect 0 unlock 0 tf expect 0 \
+		lock 0 tf S 0 front expect 0 unlock 0 tf expect 0 \
+		lock 0 tf X 0 front expect 0 unlock 0 tf expect 0 \
+		lock 0 tf/z X 0 front expect 0 unlock 0 tf/z expect 0 \
+		lock 0 tf X 0 front expect 0 unlock 0 tf expect 0 \
+		close 0 param cluster_try_ms 100 >/tmp/tf.out 2>&1 ||
+		t="$(grep -E "^expect" /tmp/tf.out | tail -n 1)"
+	bar tf-done
+	;;
+*)
+	bar tf-held
+	bar tf-refused
+	bar tf-free
+	bar tf-done
+	;;
+esac
+[ "$t" = ok ] && ok "FRONT tries after a refusal ask the DLM" ||
+	not_ok "FRONT tries after a refusal ask the DLM: $t"
+
+# 25. An expired lease is taken over for a waiter on another node: node 1
+# holds X on lz under a 2 s lease it does not renew; node 2 waits for X
+# on lz (30 s at most) and is granted once the lease expired; node 1's
+# unlock then says ESTALE.  (Node 2 timed out, and the unlock said 0.)
+t=ok
+case $node in
+1)
+	$do open 0 lock 0 lz X -1 lease=2000 expect 0 bar lz-held \
+		bar lz-taken unlock 0 lz expect ESTALE close 0 bar lz-done \
+		>/tmp/lz.out 2>&1 ||
+		t="$(grep -E "^(expect|bar)" /tmp/lz.out | tail -n 1)"
+	;;
+2)
+	bar lz-held
+	hlock -w 30 lz true || t="X on lz was not granted: the lease stayed"
+	bar lz-taken
+	bar lz-done
+	;;
+*)
+	bar lz-held
+	bar lz-taken
+	bar lz-done
+	;;
+esac
+[ "$t" = ok ] && ok "an expired lease is taken over for another node" ||
+	not_ok "an expired lease is taken over for another node: $t"
+
+# 26. A yield lets a waiter on another node in: node 1 holds X on yz,
+# node 2 waits for it; once node 1 knows (HLOCK_IOC_BLOCKING), its yield
+# releases X, node 2 holds it for a second, and the yield takes it back
+# after that.  (It returned at once, releasing nothing.)
+t=ok
+case $node in
+1)
+	$do open 0 lock 0 yz X -1 expect 0 bar yz-held \
+		until 1 30000 blocking 0 yz \; expect 1 \
+		yield 0 30000 expect 0 slower 900 held 0 yz expect 5 \
+		close 0 bar yz-done >/tmp/yz.out 2>&1 ||
+		t="$(grep -E "^(expect|slower|bar)" /tmp/yz.out | tail -n 1)"
+	;;
+2)
+	bar yz-held
+	hlock -w 30 yz sleep 1 || t="X on yz was not granted"
+	bar yz-done
+	;;
+*)
+	bar yz-held
+	bar yz-done
+	;;
+esac
+[ "$t" = ok ] && ok "a yield lets a waiter on another node in" ||
+	not_ok "a yield lets a waiter on another node in: $t"
+
+# 27. Nodes that go down only to IS do not starve a SIX on a third: nodes
+# 1 and 3 keep IS on s6 (S on s6/k) and three readers each take S on s6
+# again and again, out of step, as in test 3; node 2 asks SIX.  A reader
+# node gives way down to IS (which SIX does not wait for) and asks for S
+# again with a conversion that queues behind the SIX (DLM_LKF_QUECVT),
+# not one granted at once beside the other reader node's S.
+if [ "$nodes" -lt 3 ]; then
+	skip "IS holders' nodes do not starve a SIX: needs 3 nodes"
+else
+	t=ok
+	rm -f /tmp/s6stop /tmp/s6k
+	if [ "$node" != 2 ]; then
+		hlock -s s6/k -c "touch /tmp/s6k &&
+			until [ -e /tmp/s6stop ]; do sleep 0.1; done" &
+		holder=$!
+		within test -e /tmp/s6k || t="S on s6/k failed"
+		[ "$node" = 1 ] || sleep 0.15
+		for i in 1 2 3; do
+			(
+				while [ ! -e /tmp/s6stop ]; do
+					hlock -s s6 sleep 2 || exit 1
+				done
+			) &
+			eval "reader$i=\$!"
+			sleep 0.6
+		done
+		bar s6-readers
+		bar s6-done
+		touch /tmp/s6stop
+		wait "$reader1" && wait "$reader2" && wait "$reader3" &&
+			wait "$holder" || t="a reader or the holder failed"
+	else
+		bar s6-readers
+		hlock -m SIX -w $LONG s6 true || t="SIX starved behind the readers"
+		bar s6-done
+	fi
+	[ "$t" = ok ] && ok "IS holders' nodes do not starve a SIX" ||
+		not_ok "IS holders' nodes do not starve a SIX: $t"
 fi
 
 exit $failed
