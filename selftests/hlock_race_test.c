@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include "hlock.h"
 
@@ -309,6 +310,116 @@ TEST_F_TIMEOUT(race, table_times_after_walk_began, TEST_TMO)
 	free(t.buf);
 	for (i = 0; i < 4; i++)
 		close(fd[i]);
+}
+
+/* Write one byte to @fd; read one from @fd.  Return: 0 or -1. */
+static int put_byte(int fd, char c)
+{
+	return write(fd, &c, 1) == 1 ? 0 : -1;
+}
+
+static int get_byte(int fd, char *c)
+{
+	return read(fd, c, 1) == 1 ? 0 : -1;
+}
+
+/*
+ * The owner of a process-owned locker exits; its release of what the
+ * locker holds, in batches with the locker's lock dropped between them
+ * (hl_file_release_all()), is held after its first batch, named by the
+ * command name of the locker's last lock call.  A forked process sharing
+ * the locker makes a lock call in that window: it must wait until the
+ * release is done (it used to claim the slot there, and the next batch
+ * released the root intent its call had pinned, so that X on a child and
+ * X on the root were granted at once, and the freed request was used).
+ * Then its X is held with IX on the root, which another locker's X waits
+ * for, and the owner's 130 paths are free.
+ */
+TEST_F_TIMEOUT(race, owner_exit_meets_sharer, TEST_TMO)
+{
+	int go_owner[2], go_sharer[2], said[2], status, i, other;
+	pid_t owner, sharer;
+	char path[32], c;
+
+	ASSERT_EQ(0, pipe(go_owner));
+	ASSERT_EQ(0, pipe(go_sharer));
+	ASSERT_EQ(0, pipe2(said, O_NONBLOCK));
+	owner = fork();
+	ASSERT_LE(0, owner);
+	if (!owner) {
+		int fd = hlock_open();
+
+		prctl(PR_SET_NAME, "ownrace");
+		if (fd < 0 || hlock_owner(fd, HLOCK_OWNER_PROCESS))
+			_exit(2);
+		/* Over two batches of 64 releases. */
+		for (i = 0; i < 130; i++) {
+			snprintf(path, sizeof(path), "orace/%d", i);
+			if (hlock_lock(fd, path, S, 0, 0))
+				_exit(3);
+		}
+		sharer = fork();
+		if (sharer < 0)
+			_exit(4);
+		if (!sharer) {
+			/* Shares the locker; its lock call comes when told. */
+			if (get_byte(go_sharer[0], &c))
+				_exit(5);
+			c = hlock_lock(fd, "orace-w", X, 0, -1) ? 'f' : 'g';
+			put_byte(said[1], c);
+			c = '0' + hlock_held(fd, "");
+			put_byte(said[1], c);
+			/* Holds X until told to go. */
+			get_byte(go_sharer[0], &c);
+			_exit(0);
+		}
+		put_byte(said[1], 'r');
+		/* Told: exit, which releases (held at the stall point). */
+		get_byte(go_owner[0], &c);
+		_exit(0);
+	}
+	/* The owner's locks are taken and its sharer is there. */
+	for (i = 0; i < 5000 && read(said[0], &c, 1) != 1; i++)
+		usleep(1000);
+	ASSERT_EQ('r', c);
+	ASSERT_EQ(0, write_file_str(STALL, "release ownrace", 0));
+	ASSERT_EQ(0, put_byte(go_owner[1], 'x'));
+	ASSERT_TRUE(stall_is("stalled"));
+	/* The window: the sharer's lock call, which must wait. */
+	ASSERT_EQ(0, put_byte(go_sharer[1], 'l'));
+	usleep(300000);
+	EXPECT_EQ(-1, read(said[0], &c, 1)) {
+		TH_LOG("the sharer's lock call returned during the release");
+	}
+	ASSERT_EQ(0, write_file_str(STALL, "go", 0));
+	ASSERT_EQ(owner, waitpid(owner, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	/* Now it is granted, its intent on the root with it. */
+	for (i = 0; i < 5000 && read(said[0], &c, 1) != 1; i++)
+		usleep(1000);
+	EXPECT_EQ('g', c);
+	for (i = 0; i < 5000 && read(said[0], &c, 1) != 1; i++)
+		usleep(1000);
+	EXPECT_EQ('0' + IX, c) {
+		TH_LOG("the sharer holds X on a child with %c on the root", c);
+	}
+	other = hlock_open();
+	ASSERT_LE(0, other);
+	EXPECT_EQ(-EAGAIN, hlock_lock(other, "", X, 0, 0)) {
+		TH_LOG("X on the root granted while the sharer holds X below");
+	}
+	EXPECT_EQ(0, hlock_lock(other, "orace", X, 0, 0)) {
+		TH_LOG("the owner's exit left its locks behind");
+	}
+	close(other);
+	/* The sharer (the owner's child, reaped by init) lets go. */
+	put_byte(go_sharer[1], 'q');
+	close(go_owner[0]);
+	close(go_owner[1]);
+	close(go_sharer[0]);
+	close(go_sharer[1]);
+	close(said[0]);
+	close(said[1]);
 }
 
 TEST_HARNESS_MAIN
