@@ -427,6 +427,59 @@ def asyncio_test():
     asyncio.run(asyncio_body())
 
 
+async def asyncio_cancel_body():
+    with Locker() as holder, Locker() as b, Locker() as c:
+        # Queued: covered by asyncio_test.  Granted but not collected: the
+        # holder's unlock grants the request before the task's loop sees
+        # the locker readable; the cancellation must give it back.
+        holder.lock("py13/g", "X")
+        t = asyncio.ensure_future(b.lock_async("py13/g", "X"))
+        while waiting(holder, "py13/g") < 1:
+            await asyncio.sleep(0.005)
+        holder.unlock("py13/g")
+        check(records(holder, "py13/g", State.GRANTED), "granted")
+        t.cancel()
+        try:
+            await t
+            raise Failed("the cancelled task got the granted lock")
+        except asyncio.CancelledError:
+            pass
+        check(b.pending is None and b.held("py13/g") == Mode.NL,
+              "the grant was given back")
+        check(not records(holder, "py13/g"), "nothing left on py13/g")
+        # After a takeover of a lease on the path: the withdrawing unlock
+        # also says ESTALE, and the task still ends cancelled, with
+        # nothing granted.
+        b.lock("py13/l", "X", lease=0.05)
+        ct = asyncio.ensure_future(c.lock_async("py13/l", "X"))
+        hc = await asyncio.wait_for(ct, GUARD)
+        check(b.held("py13/l") == Mode.NL, "taken over")
+        t = asyncio.ensure_future(b.lock_async("py13/l", "X"))
+        while waiting(c, "py13/l") < 1:
+            await asyncio.sleep(0.005)
+        t.cancel()
+        try:
+            await t
+            raise Failed("the cancelled task got the lock")
+        except asyncio.CancelledError:
+            pass
+        except hlock.HlockError as e:
+            raise Failed("the cancelled task ended with %r" % e)
+        check(b.pending is None and waiting(c, "py13/l") == 0,
+              "withdrawn after the takeover")
+        hc.unlock()
+        check(b.held("py13/l") == Mode.NL and not records(c, "py13/l"),
+              "nothing granted to the cancelled task")
+
+
+@test
+def asyncio_cancel():
+    """A cancelled lock_async() leaves nothing queued or granted: queued,
+    granted but not collected, and after a lease on its path was taken
+    over (its withdrawing unlock then says ESTALE too)."""
+    asyncio.run(asyncio_cancel_body())
+
+
 @test
 def release_at_close():
     """Closing a locker releases what it holds, and grants the waiter."""
