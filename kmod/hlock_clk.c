@@ -88,19 +88,24 @@ static void hl_clk_ast(void *arg)
 	struct hl_cluster *cl = c->cl;
 
 	/*
-	 * The section: hl_cluster_leave() waits for it after setting @dead.
-	 * Once @done is set, a pass of the work that something else queued
-	 * may take the answer in, and a reclaim pass find the resource
-	 * unused: @refs keeps it until this pass's own work is queued, which
-	 * keeps it on.  Not a grace period: the queued work outlives one.
+	 * The section around the queueing: hl_cluster_leave() waits for it
+	 * after setting @dead (the DLM calls nothing after the lockspace is
+	 * released, which comes later still).  Once @done is set, a pass of
+	 * the work that something else queued may take the answer in, and a
+	 * reclaim pass find the resource unused: @refs keeps it until this
+	 * pass's own work is queued, which keeps it on.  Not a grace period:
+	 * the queued work outlives one.
 	 */
-	rcu_read_lock();
 	atomic_inc(&c->refs);
 	/* Counted before the work can see the answer. */
 	smp_mb__after_atomic();
 	set_bit(0, &c->done);
-	/* Test build: a test holds the callback here (hlock_test.h). */
+	/*
+	 * Test build: a test holds the callback here (hlock_test.h), out of
+	 * the section, as it sleeps; @refs keeps the resource meanwhile.
+	 */
 	hl_test_stall(HL_TP_AST, c->r->name, c->r->len);
+	rcu_read_lock();
 	hl_clk_queue(c);
 	/* Last touch of @c: the reclaim pass reads @refs with acquire. */
 	atomic_dec_return_release(&c->refs);

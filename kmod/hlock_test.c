@@ -27,9 +27,9 @@
  *   write "go"             let a stalled point go on (or disarm it)
  *   read                   "idle", "armed" or "stalled"
  *
- * One point is armed at a time, and it stalls once.  A stall may sit in
- * an RCU read section (the reclaim walk), so it spins rather than sleeps,
- * and gives up after HL_TEST_STALL_MS whatever the test does: a test that
+ * One point is armed at a time, and it stalls once.  A stall sleeps, but
+ * for the reclaim walk's, which sits in an RCU read section and spins;
+ * each gives up after HL_TEST_STALL_MS whatever the test does: a test that
  * dies never leaves a CPU spinning.  That time is the clock's, not a count
  * of mdelay() calls, which under emulation can be much shorter than they
  * ask (on 6.1 in qemu, 5000 of them took less than half a second).
@@ -63,6 +63,21 @@ static const char *const hl_ts_names[] = {
 	[HL_TS_STALLED] = "stalled",
 };
 
+/*
+ * The points that may sleep while they stall: all but the reclaim walk's,
+ * which sits in an RCU read section.  One that spins keeps its CPU: a
+ * kworker bound there (the one a test's reclaim pass waits for, say)
+ * waits the whole stall, and the test may never see it stall.
+ */
+static const bool hl_tp_sleeps[HL_TP_NR] = {
+	[HL_TP_LEASE_WORK] = true,
+	[HL_TP_WAIT] = true,
+	[HL_TP_TABLE] = true,
+	[HL_TP_BAST] = true,
+	[HL_TP_AST] = true,
+	[HL_TP_RELEASE] = true,
+};
+
 static const char *const hl_tp_names[HL_TP_NR] = {
 	[HL_TP_RECLAIM] = "reclaim",
 	[HL_TP_LEASE_WORK] = "lease_work",
@@ -87,7 +102,8 @@ static struct {
  * @name: The resource's name (not NUL-terminated).
  * @len: Its length.
  *
- * Context: any that may spin for HL_TEST_STALL_MS.
+ * Context: any that may spin for HL_TEST_STALL_MS, or sleep for it if
+ * the point is one that sleeps (hl_tp_sleeps[]).
  */
 void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 {
@@ -112,7 +128,10 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 	while (ktime_get_ns() < deadline) {
 		if (READ_ONCE(hl_test.state) != HL_TS_STALLED)
 			return;
-		mdelay(1);
+		if (hl_tp_sleeps[tp])
+			msleep(1);
+		else
+			mdelay(1);
 	}
 	pr_warn("test stall at %s: not let go in %u ms\n", hl_tp_names[tp],
 		HL_TEST_STALL_MS);
