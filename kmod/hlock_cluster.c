@@ -18,6 +18,10 @@
 #include <linux/capability.h>
 #include <linux/completion.h>
 #include <linux/ctype.h>
+#include <linux/dirent.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
 #include <linux/dlm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -455,14 +459,140 @@ static void hl_cluster_stop_works(struct hl_cluster *cl)
 	cancel_delayed_work_sync(&cl->resume_work);
 }
 
+/*
+ * The DLM's configuration, as dlm_controld writes it: a directory per
+ * node of the cluster, each with its nodeid and, for this node's own,
+ * local set to 1.
+ */
+#define HL_DLM_COMMS		"/sys/kernel/config/dlm/cluster/comms"
+/* The most nodes looked at (the DLM's own limit is far above). */
+#define HL_DLM_MAX_COMMS	64
+/* After a join the DLM refused, the next waits this long at least. */
+#define HL_JOIN_RETRY_MS	1000
+
+/* When the next join may ask the DLM (jiffies). */
+static unsigned long hl_join_after;
+static DEFINE_SPINLOCK(hl_join_lock);
+
+/* The names of the directories of HL_DLM_COMMS (hl_comms_ready()). */
+struct hl_comms {
+	struct dir_context ctx;
+	unsigned int nr;
+	char name[HL_DLM_MAX_COMMS][12];
+};
+
+static bool hl_comms_name(struct dir_context *ctx, const char *name, int len,
+			  loff_t off, u64 ino, unsigned int type)
+{
+	struct hl_comms *w = container_of(ctx, struct hl_comms, ctx);
+
+	if (type != DT_DIR || name[0] == '.' || len >= sizeof(w->name[0]))
+		return true;
+	memcpy(w->name[w->nr], name, len);
+	w->name[w->nr][len] = '\0';
+	return ++w->nr < HL_DLM_MAX_COMMS;
+}
+
+/* An integer attribute of the DLM's configuration, or -errno. */
+static int hl_comms_int(const char *node, const char *attr, int *val)
+{
+	char path[sizeof(HL_DLM_COMMS) + 32], buf[16];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), HL_DLM_COMMS "/%s/%s", node, attr);
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	fput(f);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	return kstrtoint(strim(buf), 0, val);
+}
+
+/*
+ * Whether dlm_controld configured this node in the DLM: a node of the
+ * cluster that is local, with its nodeid.  Until then the DLM must not be
+ * asked for a lockspace: 6.12's dlm_user_daemon_available() reads the
+ * local node's id without a look at whether there is one (a NULL
+ * dereference while dlm_controld (re)configures the kernel).  The names
+ * are read first, the attributes after, with the directory's lock let go.
+ * Where the configuration cannot be seen at all (configfs not mounted in
+ * the caller's view), the DLM answers.
+ * Context: process context, may sleep.
+ */
+static bool hl_comms_ready(void)
+{
+	struct hl_comms *w;
+	int i, local, nodeid;
+	struct file *dir;
+	bool ready = false;
+
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return false;
+	w->ctx.actor = hl_comms_name;
+	dir = filp_open(HL_DLM_COMMS, O_RDONLY | O_DIRECTORY, 0);
+	/*
+	 * Not to be seen from here (configfs not mounted where the binder
+	 * runs, a container's root): let the DLM answer.
+	 */
+	if (IS_ERR(dir)) {
+		kfree(w);
+		return true;
+	}
+	iterate_dir(dir, &w->ctx);
+	fput(dir);
+	for (i = 0; i < w->nr && !ready; i++)
+		ready = !hl_comms_int(w->name[i], "local", &local) && local &&
+			!hl_comms_int(w->name[i], "nodeid", &nodeid) && nodeid;
+	kfree(w);
+	return ready;
+}
+
+/*
+ * Whether a join may ask the DLM now: this node is configured in a
+ * cluster (hl_comms_ready()), and the DLM did not refuse a join within
+ * HL_JOIN_RETRY_MS.  Return: 0, -ENOTCONN or -EAGAIN.
+ */
+static int hl_join_ready(void)
+{
+	unsigned long after;
+
+	spin_lock(&hl_join_lock);
+	after = hl_join_after;
+	spin_unlock(&hl_join_lock);
+	if (after && time_before(jiffies, after))
+		return -EAGAIN;
+	return hl_comms_ready() ? 0 : -ENOTCONN;
+}
+
+/* The DLM refused a join: the next waits HL_JOIN_RETRY_MS. */
+static void hl_join_refused(void)
+{
+	spin_lock(&hl_join_lock);
+	hl_join_after = jiffies + msecs_to_jiffies(HL_JOIN_RETRY_MS) ?: 1;
+	spin_unlock(&hl_join_lock);
+}
+
 /**
  * hl_cluster_join() - Bind to the DLM lockspace @name.
  * @name: Its name.
  *
+ * Only once dlm_controld configured this node in the DLM, and never again
+ * within HL_JOIN_RETRY_MS of a join the DLM refused: a binder that tries
+ * again and again while the cluster stack starts asks the DLM once a
+ * second at most.
+ *
  * Context: process context, may sleep (the join waits for every member).
  * Return: the binding, or an ERR_PTR(): -ENOPROTOOPT when dlm.ko is not
- * loaded, -EEXIST when this node uses the lockspace already, or the DLM's
- * error (-ENOTCONN when this node is not configured in a cluster).
+ * loaded, -ENOTCONN when this node is not configured in a cluster (yet),
+ * -EAGAIN when dlm_controld is not ready yet or the last join was refused
+ * a moment ago, -EEXIST when this node uses the lockspace already, or the
+ * DLM's error.
  */
 struct hl_cluster *hl_cluster_join(const char *name)
 {
@@ -470,6 +600,8 @@ struct hl_cluster *hl_cluster_join(const char *name)
 	int ret, ops_ret = 0;
 
 	ret = hl_dlm_get();
+	if (!ret)
+		ret = hl_join_ready();
 	if (ret)
 		return ERR_PTR(ret);
 	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
@@ -501,7 +633,10 @@ struct hl_cluster *hl_cluster_join(const char *name)
 		hl_cluster_stop_works(cl);
 		destroy_workqueue(cl->wq);
 		kfree(cl);
-		return ERR_PTR(ret);
+		if (ret != -EEXIST)
+			hl_join_refused();
+		/* dlm_controld is not up (yet): a moment later, maybe. */
+		return ERR_PTR(ret == -EUNATCH ? -EAGAIN : ret);
 	}
 	if (ops_ret)
 		pr_warn("DLM lockspace %s: no recovery callbacks (%d): this node cannot tell when it lost the cluster\n",

@@ -729,6 +729,12 @@ static int cluster_form(const struct opts *o)
 	case ENOPROTOOPT:
 		cli_die(EX_UNAVAILABLE, "cannot bind %s: the kernel's DLM is not loaded (modprobe dlm)",
 			whose);
+	case ENOTCONN:
+		cli_die(EX_UNAVAILABLE, "cannot bind %s: this node is not configured in a cluster (is dlm_controld running?)",
+			whose);
+	case EAGAIN:
+		cli_die(EX_TEMPFAIL, "cannot bind %s: dlm_controld is not ready yet; try again in a second",
+			whose);
 	default:
 		cli_die(EX_OSERR, "cannot %s %s: %s",
 			o->cluster ? "bind" : "read the binding of", whose,

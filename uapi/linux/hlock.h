@@ -674,8 +674,10 @@ struct hlock_cluster_args {
 /*
  * HLOCK_IOC_CLUSTER: read or set the DLM lockspace of a lock space
  * (HLOCK_FEAT_CLUSTER_BIND).  Errors: EPERM, ESRCH, EBUSY, ENAMETOOLONG,
- * ERANGE, ENOPROTOOPT (the kernel's DLM is not loaded), the DLM's when
- * binding the initial namespace (it joins at once).
+ * ERANGE, ENOPROTOOPT (the kernel's DLM is not loaded), ENOTCONN (binding
+ * the initial namespace, which joins at once, while this node is not
+ * configured in a cluster), EAGAIN (dlm_controld not ready, or a join
+ * refused a moment ago), the DLM's when that join fails otherwise.
  */
 #define HLOCK_IOC_CLUSTER	_IOWR(HLOCK_IOC_MAGIC, 16, struct hlock_cluster_args)
 
