@@ -4,6 +4,10 @@
 #
 #   make              the module for the running kernel (KDIR) and libhlock
 #   make lib          lib/libhlock.a and lib/libhlock.so
+#   make sqlite       the SQLite VFS "hlock" (lib/sqlite/): the loadable
+#                     extension lib/libhlock_sqlite.so and the static
+#                     library lib/libhlock_sqlite.a; libhlock_sqlite(3)
+#   make wheel        the Python package as a wheel, in build/deb/
 #   make ko KREL=...  the test build of the module for one installed kernel,
 #                     in build/KREL/ (hlock.ko with the stall points of
 #                     kmod/hlock_test.h, and hlock_torture.ko beside it)
@@ -50,11 +54,11 @@ LIB_SOVER := 1
 HLOCK_VERSION := $(shell cat $(TOP)/lib/VERSION)
 TOOL_DEFS := -DHLOCK_VERSION='"$(HLOCK_VERSION)"'
 
-.PHONY: all module lib ko selftests unit check demo deps clean checkpatch tools \
+.PHONY: all module lib sqlite wheel ko selftests unit check demo deps clean checkpatch tools \
 	tools-shared install bench ko-debug debug-kernel torture deb dkms-install \
 	man-version
 
-all: module lib
+all: module lib sqlite
 
 module:
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
@@ -73,6 +77,40 @@ lib/libhlock.so: $(LIB_OBJS) lib/libhlock.map
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libhlock.so.$(LIB_SOVER) \
 		-Wl,-z,defs -Wl,--version-script=lib/libhlock.map \
 		-o $@ $(LIB_OBJS)
+
+# The SQLite VFS, from one source built twice: as a loadable extension
+# (SQLite's routines reached through the pointer it is given, only the
+# entry point exported, libhlock.so.1 needed), and with SQLITE_CORE for
+# the static library that C programs link with -lhlock -lsqlite3.
+# Debian's libsqlite3-dev has the headers (scripts/install-deps).
+SQLITE_DEPS := lib/sqlite/hlock_sqlite.c lib/sqlite/hlock_sqlite.h \
+	lib/hlock.h uapi/linux/hlock.h
+sqlite: lib/libhlock_sqlite.so lib/libhlock_sqlite.a
+
+$(BUILD)/sqlite/ext.o: $(SQLITE_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/sqlite/core.o: $(SQLITE_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -DSQLITE_CORE -c $< -o $@
+
+lib/libhlock_sqlite.so: $(BUILD)/sqlite/ext.o lib/libhlock.so
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $< \
+		-Llib -lhlock
+
+lib/libhlock_sqlite.a: $(BUILD)/sqlite/core.o
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# The Python package as a wheel (lib/python/pyproject.toml, built by its
+# own standard-library backend, lib/python/hlock_build.py), beside the
+# Debian packages.
+wheel:
+	mkdir -p $(BUILD)/deb
+	cd lib/python && /usr/bin/python3 -c \
+		'import sys, hlock_build; print(hlock_build.build_wheel(sys.argv[1]))' \
+		$(BUILD)/deb
 
 # Build the module for one Debian kernel (KREL, a /lib/modules name) in a
 # private copy of the sources, so 6.1 and 6.12 objects never mix.  KO_KDIR
@@ -202,5 +240,6 @@ man-version:
 		kmod/hlock.4 tools/lshlock.8
 
 clean:
-	rm -rf $(BUILD) lib/libhlock.a lib/libhlock.so
+	rm -rf $(BUILD) lib/libhlock.a lib/libhlock.so lib/libhlock_sqlite.a \
+		lib/libhlock_sqlite.so
 	$(MAKE) -C $(KDIR) M=$(TOP) clean 2>/dev/null || true
