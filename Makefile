@@ -188,7 +188,7 @@ $(BUILD)/tools-shared/%: tools/%.c tools/cli_common.h lib/hlock.h \
 	$(CC) $(TOOL_DEFS) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) $(TOOL_CFLAGS) -Ilib -Iuapi \
 		$(LDFLAGS) -o $@ $< lib/libhlock.so $(TOOL_LIBS)
 
-selftests: deps lib tools
+selftests: deps lib sqlite tools
 	$(MAKE) -C selftests OUTPUT=$(BUILD)/selftests TOP=$(TOP)
 
 unit:
