@@ -217,7 +217,7 @@ torture: deps
 # Module (for KDIR, when it has headers), library, headers, pkg-config
 # file, tools and man pages under DESTDIR/PREFIX; see scripts/install.
 PREFIX	?= /usr/local
-install: lib tools-shared
+install: lib sqlite tools-shared
 	DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" KDIR="$(KDIR)" scripts/install
 
 # Packages of the Debian layout (scripts/debian/), built from a copy of
@@ -237,7 +237,7 @@ man-version:
 	sed -i -E -e '/^\.TH /s/"hlock [^"]*"/"hlock $(HLOCK_VERSION)"/' \
 		-e 's/from hlock [^ ]+ \(ABI/from hlock $(HLOCK_VERSION) (ABI/' \
 		tools/hlock.1 tools/hlock-uring-demo.1 lib/libhlock.3 \
-		kmod/hlock.4 tools/lshlock.8
+		lib/libhlock_sqlite.3 kmod/hlock.4 tools/lshlock.8
 
 clean:
 	rm -rf $(BUILD) lib/libhlock.a lib/libhlock.so lib/libhlock_sqlite.a \
