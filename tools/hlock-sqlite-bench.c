@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hlock-sqlite-bench: SQLite databases shared by processes, locked by
+ * SQLite's unix VFS (POSIX record locks) and by the VFS "hlock"
+ * (lib/sqlite/), side by side in one run.
+ *
+ *   hlock-sqlite-bench [-n N] [-t SECONDS] [-r ROUNDS] [-d DIR]
+ *
+ * For each journal mode (DELETE, WAL) and each load:
+ *   writers  N processes, each committing one-row updates (BEGIN
+ *            IMMEDIATE ... COMMIT) back to back;
+ *   readers  N processes, each reading the whole of a small table in a
+ *            read transaction back to back, and 1 writer as above;
+ * both VFSs run for SECONDS each, with a 10 s busy timeout, on a new
+ * database in DIR.  The rounds are interleaved (each round runs every
+ * candidate, the VFS that starts alternating), and the figures are
+ * summed (transactions) or pooled (the writer's transaction times) over
+ * the rounds.  It reports transactions per second, and under the readers
+ * load the writer's longest transaction and its 99th percentile, from
+ * BEGIN IMMEDIATE to the end of COMMIT, which is mostly its waits for
+ * the readers; then hlock's throughput over unix's and unix's waits over
+ * hlock's.  Nothing here asserts a threshold: it reports.  Any SQLite
+ * error, SQLITE_BUSY included, ends the run with status 1.  After the
+ * tables come one line per figure, "bench: KEY VALUE", for scripts;
+ * `make bench` (scripts/bench) runs it in a VM.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <sqlite3.h>
+#include "hlock_sqlite.h"
+
+#define BUSY_MS		10000
+#define ACCOUNTS	100
+#define ROWS		200
+/* Writer transaction times kept per candidate, over all rounds. */
+#define MAX_LAT		200000
+#define MAX_PROCS	64
+
+enum load { WRITERS, READERS, NR_LOADS };
+enum vfs { UNIX, HLOCK, NR_VFS };
+
+static const char *const load_name[NR_LOADS] = { "writers", "readers" };
+static const char *const vfs_name[NR_VFS] = { "unix", "hlock" };
+static const char *const mode_name[2] = { "delete", "wal" };
+
+/* One candidate's figures, in memory shared with the workers. */
+struct figures {
+	long long writes;
+	long long reads;
+	long long seconds_ns;
+	int nr_lat;
+	int64_t lat_ns[MAX_LAT];
+};
+
+struct shared {
+	volatile int stop;
+	int failed;
+	struct figures fig[2][NR_LOADS][NR_VFS];
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void die(const char *what, sqlite3 *db)
+{
+	fprintf(stderr, "hlock-sqlite-bench: %s: %s\n", what,
+		db ? sqlite3_errmsg(db) : "failed");
+	exit(1);
+}
+
+static sqlite3 *open_db(const char *path, enum vfs v, int wal)
+{
+	sqlite3 *db = NULL;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
+			    SQLITE_OPEN_CREATE, vfs_name[v]) != SQLITE_OK)
+		die(path, db);
+	sqlite3_busy_timeout(db, BUSY_MS);
+	if (!wal && sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL,
+				 NULL) != SQLITE_OK)
+		die("journal_mode", db);
+	return db;
+}
+
+static void exec(sqlite3 *db, const char *sql)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		die(sql, db);
+}
+
+static void create_db(const char *path, enum vfs v, int wal)
+{
+	char sql[128];
+	sqlite3 *db;
+	int i;
+
+	unlink(path);
+	db = open_db(path, v, wal);
+	if (wal)
+		exec(db, "PRAGMA journal_mode=WAL");
+	exec(db, "CREATE TABLE accounts(id INTEGER PRIMARY KEY, balance INTEGER);"
+	     "CREATE TABLE rows(id INTEGER PRIMARY KEY, v INTEGER, pad TEXT);"
+	     "BEGIN");
+	for (i = 1; i <= ACCOUNTS; i++) {
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO accounts VALUES(%d, 0)", i);
+		exec(db, sql);
+	}
+	for (i = 1; i <= ROWS; i++) {
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO rows VALUES(%d, %d, printf('%%.40c', 'x'))",
+			 i, i);
+		exec(db, sql);
+	}
+	exec(db, "COMMIT");
+	sqlite3_close(db);
+}
+
+/* A worker: write or read transactions until told to stop. */
+static void worker(struct shared *sh, struct figures *fig, const char *path,
+		   enum vfs v, int wal, bool writes, bool timed)
+{
+	unsigned int seed = (unsigned int)getpid();
+	sqlite3_stmt *upd, *rd;
+	sqlite3 *db = open_db(path, v, wal);
+	int64_t t0;
+	int i;
+
+	if (sqlite3_prepare_v2(db, "UPDATE accounts SET balance = balance + 1 WHERE id = ?",
+			       -1, &upd, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT count(*), sum(v) FROM rows", -1, &rd,
+			       NULL) != SQLITE_OK)
+		die("prepare", db);
+	while (!sh->stop) {
+		t0 = now_ns();
+		if (writes) {
+			exec(db, "BEGIN IMMEDIATE");
+			sqlite3_bind_int(upd, 1, (int)(rand_r(&seed) % ACCOUNTS) + 1);
+			if (sqlite3_step(upd) != SQLITE_DONE)
+				die("update", db);
+			sqlite3_reset(upd);
+			exec(db, "COMMIT");
+			__atomic_add_fetch(&fig->writes, 1, __ATOMIC_RELAXED);
+			if (timed) {
+				i = __atomic_fetch_add(&fig->nr_lat, 1,
+						       __ATOMIC_RELAXED);
+				if (i < MAX_LAT)
+					fig->lat_ns[i] = now_ns() - t0;
+			}
+		} else {
+			exec(db, "BEGIN");
+			if (sqlite3_step(rd) != SQLITE_ROW ||
+			    sqlite3_column_int(rd, 0) != ROWS)
+				die("read", db);
+			sqlite3_reset(rd);
+			exec(db, "COMMIT");
+			__atomic_add_fetch(&fig->reads, 1, __ATOMIC_RELAXED);
+		}
+	}
+	sqlite3_finalize(upd);
+	sqlite3_finalize(rd);
+	sqlite3_close(db);
+	exit(0);
+}
+
+static void run(struct shared *sh, const char *dir, int n, int seconds,
+		int wal, enum load l, enum vfs v)
+{
+	struct figures *fig = &sh->fig[wal][l][v];
+	pid_t pids[MAX_PROCS + 1];
+	int i, nr = 0, status;
+	char path[256];
+	int64_t t0;
+
+	snprintf(path, sizeof(path), "%s/bench-%s.db", dir, vfs_name[v]);
+	create_db(path, v, wal);
+	sh->stop = 0;
+	/* Nothing buffered for the children to print again. */
+	fflush(NULL);
+	t0 = now_ns();
+	for (i = 0; i < n + (l == READERS); i++) {
+		/* Under the readers load, the last one writes, and is timed. */
+		bool writes = l == WRITERS || i == n;
+
+		pids[nr] = fork();
+		if (pids[nr] < 0)
+			die("fork", NULL);
+		if (!pids[nr])
+			worker(sh, fig, path, v, wal, writes, l == READERS);
+		nr++;
+	}
+	usleep((useconds_t)seconds * 1000000);
+	sh->stop = 1;
+	for (i = 0; i < nr; i++) {
+		if (waitpid(pids[i], &status, 0) != pids[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			sh->failed = 1;
+	}
+	fig->seconds_ns += now_ns() - t0;
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double tps(const struct figures *f)
+{
+	return f->seconds_ns ? (double)(f->writes + f->reads) * 1e9 /
+			       (double)f->seconds_ns : 0;
+}
+
+int main(int argc, char **argv)
+{
+	int n = 4, seconds = 3, rounds = 2, r, wal, l, k, c;
+	const char *dir = "/tmp";
+	double t[NR_VFS], p99[NR_VFS], mx[NR_VFS];
+	struct shared *sh;
+
+	while ((c = getopt(argc, argv, "n:t:r:d:h")) != -1) {
+		switch (c) {
+		case 'n': n = atoi(optarg); break;
+		case 't': seconds = atoi(optarg); break;
+		case 'r': rounds = atoi(optarg); break;
+		case 'd': dir = optarg; break;
+		default:
+			fprintf(stderr, "usage: hlock-sqlite-bench [-n N] [-t SECONDS] [-r ROUNDS] [-d DIR]\n");
+			return 2;
+		}
+	}
+	if (n < 1 || n > MAX_PROCS || seconds < 1 || rounds < 1) {
+		fprintf(stderr, "hlock-sqlite-bench: -n 1 to %d, -t and -r at least 1\n",
+			MAX_PROCS);
+		return 2;
+	}
+	if (hlock_sqlite_register(0) != SQLITE_OK)
+		die("registering the hlock VFS", NULL);
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		die("mmap", NULL);
+	memset(sh, 0, sizeof(*sh));
+
+	printf("SQLite %s, %d processes, %d s per run, %d rounds, busy timeout %d ms\n",
+	       sqlite3_libversion(), n, seconds, rounds, BUSY_MS);
+	for (r = 0; r < rounds; r++)
+		for (wal = 0; wal < 2; wal++)
+			for (l = 0; l < NR_LOADS; l++)
+				for (k = 0; k < NR_VFS; k++)
+					run(sh, dir, n, seconds, wal, l,
+					    (k + r) % NR_VFS);
+	if (sh->failed) {
+		fprintf(stderr, "hlock-sqlite-bench: a worker failed\n");
+		return 1;
+	}
+
+	printf("%-7s %-16s %10s %10s %7s %12s %12s %12s %12s %7s\n", "journal",
+	       "load", "unix tx/s", "hlock tx/s", "x unix", "unix max us",
+	       "hlock max us", "unix p99 us", "hlock p99 us", "max /");
+	for (wal = 0; wal < 2; wal++) {
+		for (l = 0; l < NR_LOADS; l++) {
+			for (k = 0; k < NR_VFS; k++) {
+				struct figures *f = &sh->fig[wal][l][k];
+				int m = f->nr_lat < MAX_LAT ? f->nr_lat : MAX_LAT;
+
+				t[k] = tps(f);
+				mx[k] = p99[k] = 0;
+				if (m) {
+					qsort(f->lat_ns, (size_t)m,
+					      sizeof(f->lat_ns[0]), cmp64);
+					mx[k] = (double)f->lat_ns[m - 1] / 1e3;
+					p99[k] = (double)f->lat_ns[(m - 1) * 99 / 100] / 1e3;
+				}
+			}
+			printf("%-7s %-16s %10.0f %10.0f %7.2f", mode_name[wal],
+			       l == WRITERS ? "N writers" : "N readers+1 writer",
+			       t[UNIX], t[HLOCK], t[UNIX] ? t[HLOCK] / t[UNIX] : 0);
+			if (l == READERS)
+				printf(" %12.0f %12.0f %12.0f %12.0f %7.1f\n",
+				       mx[UNIX], mx[HLOCK], p99[UNIX],
+				       p99[HLOCK],
+				       mx[HLOCK] ? mx[UNIX] / mx[HLOCK] : 0);
+			else
+				printf("\n");
+			for (k = 0; k < NR_VFS; k++) {
+				struct figures *f = &sh->fig[wal][l][k];
+				const char *key = load_name[l];
+
+				printf("bench: sqlite.%s.%s.%s.tps %.0f\n",
+				       mode_name[wal], key, vfs_name[k], t[k]);
+				if (l == READERS) {
+					printf("bench: sqlite.%s.%s.%s.writes %lld\n",
+					       mode_name[wal], key, vfs_name[k],
+					       f->writes);
+					printf("bench: sqlite.%s.%s.%s.writer_max_us %.0f\n",
+					       mode_name[wal], key, vfs_name[k],
+					       mx[k]);
+					printf("bench: sqlite.%s.%s.%s.writer_p99_us %.0f\n",
+					       mode_name[wal], key, vfs_name[k],
+					       p99[k]);
+				}
+			}
+			printf("bench: sqlite.%s.%s.tps_x_unix %.2f\n",
+			       mode_name[wal], load_name[l],
+			       t[UNIX] ? t[HLOCK] / t[UNIX] : 0);
+			if (l == READERS)
+				printf("bench: sqlite.%s.%s.writer_max_unix_over_hlock %.1f\n",
+				       mode_name[wal], load_name[l],
+				       mx[HLOCK] ? mx[UNIX] / mx[HLOCK] : 0);
+		}
+	}
+	return 0;
+}
