@@ -144,7 +144,7 @@ deps:
 # links libsmartcols.so (and the C library) dynamically, and scripts/vm-run
 # copies those libraries into the VM.
 TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-demo hlock lshlock hlock-bench \
-	hlock-cluster-bench \
+	hlock-cluster-bench hlock-sqlite-bench \
 	hlock-uring-demo)
 URING_TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-bench hlock-uring-demo)
 tools: $(TOOLS)
@@ -162,6 +162,12 @@ $(URING_TOOLS): lib/hlock_uring.h
 $(BUILD)/tools/lshlock: TOOL_LDFLAGS :=
 $(BUILD)/tools/lshlock: TOOL_CFLAGS = $(SMARTCOLS_CFLAGS)
 $(BUILD)/tools/lshlock: TOOL_LIBS = $(SMARTCOLS_LIBS)
+# The SQLite benchmark links Debian's libsqlite3 dynamically, as SQLite's
+# users do (vm-run copies it), and the VFS's static library.
+$(BUILD)/tools/hlock-sqlite-bench: TOOL_LDFLAGS :=
+$(BUILD)/tools/hlock-sqlite-bench: TOOL_CFLAGS := -Ilib/sqlite
+$(BUILD)/tools/hlock-sqlite-bench: TOOL_LIBS := lib/libhlock_sqlite.a -lsqlite3
+$(BUILD)/tools/hlock-sqlite-bench: lib/libhlock_sqlite.a
 
 $(BUILD)/tools/%: tools/%.c tools/cli_common.h $(LIB_SRCS) lib/hlock.h \
 		uapi/linux/hlock.h lib/VERSION
