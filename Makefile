@@ -7,7 +7,8 @@
 #   make sqlite       the SQLite VFS "hlock" (lib/sqlite/): the loadable
 #                     extension lib/libhlock_sqlite.so and the static
 #                     library lib/libhlock_sqlite.a; libhlock_sqlite(3)
-#   make wheel        the Python package as a wheel, in build/deb/
+#   make wheel        the Python package for pip, a wheel and an sdist,
+#                     in build/deb/ (make deb builds them too)
 #   make ko KREL=...  the test build of the module for one installed kernel,
 #                     in build/KREL/ (hlock.ko with the stall points of
 #                     kmod/hlock_test.h, and hlock_torture.ko beside it)
@@ -29,7 +30,8 @@
 #                     lib/libhlock.so, in build/tools-shared/
 #   make install      everything under DESTDIR/PREFIX
 #   make deb          the Debian packages hlock-dkms, libhlock1,
-#                     libhlock-dev, hlock-tools and python3-hlock, in
+#                     libhlock-dev, hlock-tools, python3-hlock and
+#                     libsqlite3-mod-hlock, and the Python wheel, in
 #                     build/deb/, checked by lintian; see scripts/deb
 #                     (scripts/vm-deb tests them)
 #   make man-version  write lib/VERSION into the man pages
@@ -103,13 +105,13 @@ lib/libhlock_sqlite.a: $(BUILD)/sqlite/core.o
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# The Python package as a wheel (lib/python/pyproject.toml, built by its
-# own standard-library backend, lib/python/hlock_build.py), beside the
-# Debian packages.
+# The Python package as a wheel and an sdist (lib/python/pyproject.toml,
+# built by its own standard-library backend, lib/python/hlock_build.py),
+# beside the Debian packages.
 wheel:
 	mkdir -p $(BUILD)/deb
-	cd lib/python && /usr/bin/python3 -c \
-		'import sys, hlock_build; print(hlock_build.build_wheel(sys.argv[1]))' \
+	cd lib/python && /usr/bin/python3 -B -c \
+		'import sys, hlock_build as b; print(b.build_wheel(sys.argv[1])); print(b.build_sdist(sys.argv[1]))' \
 		$(BUILD)/deb
 
 # Build the module for one Debian kernel (KREL, a /lib/modules name) in a
