@@ -78,17 +78,30 @@
  * otherwise (sqlite3_sleep() uses the default VFS) keeps the place in the
  * queue but wakes on its own schedule.
  *
+ * The default busy handler does not look at the clock: it counts its
+ * calls, and takes each sleep to have lasted what it asked for (1, 2, 5,
+ * 10, 15, 20, 25, 25, 25, 50, 50 ms, then 100 ms each, the last one cut
+ * to what is left of the timeout).  A sleep that returns at a grant
+ * lasted less; a statement that then has to wait again (BEGIN IMMEDIATE
+ * queued for SHARED behind writer after writer, and losing the race for
+ * RESERVED each time) would give up long before its timeout.  So the
+ * thread keeps what the handler counted but did not sleep, and sleeps it
+ * in the handler's last sleep, the cut one; a 1 ms sleep, the first of a
+ * statement's waits, starts the count again.
+ *
  * EDEADLK is SQLITE_BUSY at once: xLock returns it, and the next xSleep
  * of the thread returns without sleeping, so a busy handler that counts
  * its sleeps (the default one) gives up within microseconds unless a
  * retry finds the cycle gone.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -128,6 +141,8 @@ static sqlite3_vfs *hl_sq_unix;
  */
 static __thread int hl_sq_wake_fd = -1;
 static __thread bool hl_sq_deadlock;
+/* Microseconds the busy handler counted as slept that were not. */
+static __thread long long hl_sq_owed_us;
 
 static void hl_sq_wake_clear(void)
 {
@@ -628,22 +643,59 @@ static int hl_sq_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file,
 	return SQLITE_OK;
 }
 
+static long long hl_sq_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/* Whether @us is one of the default busy handler's uncut sleeps. */
+static bool hl_sq_whole_sleep(int us)
+{
+	static const int ms[] = { 1, 2, 5, 10, 15, 20, 25, 50, 100 };
+	size_t i;
+
+	for (i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
+		if (us == ms[i] * 1000)
+			return true;
+	return false;
+}
+
 /*
  * The busy handler's sleep: a wait for the request the thread's last
  * xLock left queued, which returns at its grant; none after EDEADLK.
+ * What a wait cut short owes is slept in the handler's last sleep.
  */
 static int hl_sq_sleep(sqlite3_vfs *vfs, int us)
 {
 	struct pollfd p = { .fd = hl_sq_wake_fd, .events = POLLIN };
 	bool deadlock = hl_sq_deadlock;
+	long long want = us, start;
 
 	(void)vfs;
 	hl_sq_wake_clear();
 	if (deadlock)
 		return 0;
-	if (p.fd < 0)
-		return hl_sq_unix->xSleep(hl_sq_unix, us);
-	poll(&p, 1, us <= 0 ? 0 : (us + 999) / 1000);
+	if (us == 1000) {
+		hl_sq_owed_us = 0;
+	} else if (!hl_sq_whole_sleep(us)) {
+		want += hl_sq_owed_us;
+		hl_sq_owed_us = 0;
+	}
+	if (want > INT_MAX)
+		want = INT_MAX;
+	if (p.fd < 0) {
+		hl_sq_unix->xSleep(hl_sq_unix, (int)want);
+		return us;
+	}
+	start = hl_sq_now_us();
+	poll(&p, 1, (int)((want + 999) / 1000));
+	/* A grant: the handler counts the rest of this sleep as slept. */
+	want -= hl_sq_now_us() - start;
+	if (want > 0)
+		hl_sq_owed_us += want;
 	return us;
 }
 
