@@ -5,8 +5,10 @@
  * (lib/sqlite/), side by side in one run.
  *
  *   hlock-sqlite-bench [-n N] [-t SECONDS] [-r ROUNDS] [-d DIR]
+ *                      [-j delete|wal] [-l writers|readers]
  *
- * For each journal mode (DELETE, WAL) and each load:
+ * For each journal mode (DELETE, WAL; -j one of them) and each load (-l
+ * one of them):
  *   writers  N processes, each committing one-row updates (BEGIN
  *            IMMEDIATE ... COMMIT) back to back;
  *   readers  N processes, each reading the whole of a small table in a
@@ -20,10 +22,13 @@
  * BEGIN IMMEDIATE and its COMMIT took, the statements that take the
  * locks (RESERVED, EXCLUSIVE; in WAL mode the WAL's write lock), not the
  * UPDATE between them; then hlock's throughput over unix's and unix's
- * waits over hlock's.  Nothing here asserts a threshold: it reports.  Any SQLite
- * error, SQLITE_BUSY included, ends the run with status 1.  After the
- * tables come one line per figure, "bench: KEY VALUE", for scripts;
- * `make bench` (scripts/bench) runs it in a VM.
+ * waits over hlock's, and the transactions that failed with SQLITE_BUSY
+ * (a wait longer than the busy timeout: rolled back, counted).  Nothing
+ * here asserts a threshold: it reports.  Any other SQLite error ends the
+ * run with status 1.  After the tables come one line per figure, "bench:
+ * KEY VALUE", for scripts; `make bench` (scripts/bench) runs it in a VM
+ * whose clock counts instructions (vm-run --icount), which the host's
+ * load does not move.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,6 +65,7 @@ static const char *const mode_name[2] = { "delete", "wal" };
 struct figures {
 	long long writes;
 	long long reads;
+	long long busy;
 	long long seconds_ns;
 	int nr_lat;
 	int64_t lat_ns[MAX_LAT];
@@ -106,6 +112,24 @@ static void exec(sqlite3 *db, const char *sql)
 		die(sql, db);
 }
 
+/*
+ * Run @sql: true when done, false for SQLITE_BUSY (a wait longer than the
+ * busy timeout: the transaction is rolled back and counted); any other
+ * error ends the run.
+ */
+static bool try_exec(sqlite3 *db, const char *sql, struct figures *fig)
+{
+	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		return true;
+	if ((rc & 0xff) != SQLITE_BUSY)
+		die(sql, db);
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	__atomic_add_fetch(&fig->busy, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
 static void create_db(const char *path, enum vfs v, int wal)
 {
 	char sql[128];
@@ -142,7 +166,7 @@ static void worker(struct shared *sh, struct figures *fig, const char *path,
 	sqlite3_stmt *upd, *rd;
 	sqlite3 *db = open_db(path, v, wal);
 	int64_t t0, wait;
-	int i;
+	int i, c;
 
 	if (sqlite3_prepare_v2(db, "UPDATE accounts SET balance = balance + 1 WHERE id = ?",
 			       -1, &upd, NULL) != SQLITE_OK ||
@@ -153,14 +177,16 @@ static void worker(struct shared *sh, struct figures *fig, const char *path,
 		if (writes) {
 			/* The statements that wait: BEGIN IMMEDIATE, COMMIT. */
 			t0 = now_ns();
-			exec(db, "BEGIN IMMEDIATE");
+			if (!try_exec(db, "BEGIN IMMEDIATE", fig))
+				continue;
 			wait = now_ns() - t0;
 			sqlite3_bind_int(upd, 1, (int)(rand_r(&seed) % ACCOUNTS) + 1);
 			if (sqlite3_step(upd) != SQLITE_DONE)
 				die("update", db);
 			sqlite3_reset(upd);
 			t0 = now_ns();
-			exec(db, "COMMIT");
+			if (!try_exec(db, "COMMIT", fig))
+				continue;
 			wait += now_ns() - t0;
 			__atomic_add_fetch(&fig->writes, 1, __ATOMIC_RELAXED);
 			if (timed) {
@@ -171,11 +197,18 @@ static void worker(struct shared *sh, struct figures *fig, const char *path,
 			}
 		} else {
 			exec(db, "BEGIN");
-			if (sqlite3_step(rd) != SQLITE_ROW ||
-			    sqlite3_column_int(rd, 0) != ROWS)
-				die("read", db);
+			c = sqlite3_step(rd);
 			sqlite3_reset(rd);
-			exec(db, "COMMIT");
+			if ((c & 0xff) == SQLITE_BUSY) {
+				try_exec(db, "ROLLBACK", fig);
+				__atomic_add_fetch(&fig->busy, 1,
+						   __ATOMIC_RELAXED);
+				continue;
+			}
+			if (c != SQLITE_ROW)
+				die("read", db);
+			if (!try_exec(db, "COMMIT", fig))
+				continue;
 			__atomic_add_fetch(&fig->reads, 1, __ATOMIC_RELAXED);
 		}
 	}
@@ -228,6 +261,12 @@ static int cmp64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether @name is the one asked for with -j or -l, or none was. */
+static bool wanted(const char *only, const char *name)
+{
+	return !only || !strcmp(only, name);
+}
+
 static double tps(const struct figures *f)
 {
 	return f->seconds_ns ? (double)(f->writes + f->reads) * 1e9 /
@@ -237,23 +276,29 @@ static double tps(const struct figures *f)
 int main(int argc, char **argv)
 {
 	int n = 4, seconds = 3, rounds = 2, r, wal, l, k, c;
-	const char *dir = "/tmp";
+	const char *dir = "/tmp", *only_mode = NULL, *only_load = NULL;
 	double t[NR_VFS], p99[NR_VFS], mx[NR_VFS];
 	struct shared *sh;
 
-	while ((c = getopt(argc, argv, "n:t:r:d:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:r:d:j:l:h")) != -1) {
 		switch (c) {
 		case 'n': n = atoi(optarg); break;
 		case 't': seconds = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'd': dir = optarg; break;
+		case 'j': only_mode = optarg; break;
+		case 'l': only_load = optarg; break;
 		default:
-			fprintf(stderr, "usage: hlock-sqlite-bench [-n N] [-t SECONDS] [-r ROUNDS] [-d DIR]\n");
+			fprintf(stderr, "usage: hlock-sqlite-bench [-n N] [-t SECONDS] [-r ROUNDS] [-d DIR] [-j delete|wal] [-l writers|readers]\n");
 			return 2;
 		}
 	}
-	if (n < 1 || n > MAX_PROCS || seconds < 1 || rounds < 1) {
-		fprintf(stderr, "hlock-sqlite-bench: -n 1 to %d, -t and -r at least 1\n",
+	if (n < 1 || n > MAX_PROCS || seconds < 1 || rounds < 1 ||
+	    (only_mode && strcmp(only_mode, mode_name[0]) &&
+	     strcmp(only_mode, mode_name[1])) ||
+	    (only_load && strcmp(only_load, load_name[WRITERS]) &&
+	     strcmp(only_load, load_name[READERS]))) {
+		fprintf(stderr, "hlock-sqlite-bench: -n 1 to %d, -t and -r at least 1, -j delete or wal, -l writers or readers\n",
 			MAX_PROCS);
 		return 2;
 	}
@@ -271,18 +316,24 @@ int main(int argc, char **argv)
 		for (wal = 0; wal < 2; wal++)
 			for (l = 0; l < NR_LOADS; l++)
 				for (k = 0; k < NR_VFS; k++)
-					run(sh, dir, n, seconds, wal, l,
-					    (k + r) % NR_VFS);
+					if (wanted(only_mode, mode_name[wal]) &&
+					    wanted(only_load, load_name[l]))
+						run(sh, dir, n, seconds, wal, l,
+						    (k + r) % NR_VFS);
 	if (sh->failed) {
 		fprintf(stderr, "hlock-sqlite-bench: a worker failed\n");
 		return 1;
 	}
 
-	printf("%-7s %-16s %10s %10s %7s %12s %12s %12s %12s %7s\n", "journal",
-	       "load", "unix tx/s", "hlock tx/s", "x unix", "unix max us",
-	       "hlock max us", "unix p99 us", "hlock p99 us", "max /");
+	printf("%-7s %-18s %9s %10s %6s %9s %11s %12s %11s %12s %6s\n",
+	       "journal", "load", "unix tx/s", "hlock tx/s", "x unix",
+	       "busy u/h", "unix max us", "hlock max us", "unix p99 us",
+	       "hlock p99 us", "max /");
 	for (wal = 0; wal < 2; wal++) {
 		for (l = 0; l < NR_LOADS; l++) {
+			if (!wanted(only_mode, mode_name[wal]) ||
+			    !wanted(only_load, load_name[l]))
+				continue;
 			for (k = 0; k < NR_VFS; k++) {
 				struct figures *f = &sh->fig[wal][l][k];
 				int m = f->nr_lat < MAX_LAT ? f->nr_lat : MAX_LAT;
@@ -296,11 +347,14 @@ int main(int argc, char **argv)
 					p99[k] = (double)f->lat_ns[(m - 1) * 99 / 100] / 1e3;
 				}
 			}
-			printf("%-7s %-16s %10.0f %10.0f %7.2f", mode_name[wal],
+			printf("%-7s %-18s %9.0f %10.0f %6.2f %4lld/%-4lld",
+			       mode_name[wal],
 			       l == WRITERS ? "N writers" : "N readers+1 writer",
-			       t[UNIX], t[HLOCK], t[UNIX] ? t[HLOCK] / t[UNIX] : 0);
+			       t[UNIX], t[HLOCK], t[UNIX] ? t[HLOCK] / t[UNIX] : 0,
+			       sh->fig[wal][l][UNIX].busy,
+			       sh->fig[wal][l][HLOCK].busy);
 			if (l == READERS)
-				printf(" %12.0f %12.0f %12.0f %12.0f %7.1f\n",
+				printf(" %11.0f %12.0f %11.0f %12.0f %6.1f\n",
 				       mx[UNIX], mx[HLOCK], p99[UNIX],
 				       p99[HLOCK],
 				       mx[HLOCK] ? mx[UNIX] / mx[HLOCK] : 0);
@@ -312,6 +366,8 @@ int main(int argc, char **argv)
 
 				printf("bench: sqlite.%s.%s.%s.tps %.0f\n",
 				       mode_name[wal], key, vfs_name[k], t[k]);
+				printf("bench: sqlite.%s.%s.%s.busy %lld\n",
+				       mode_name[wal], key, vfs_name[k], f->busy);
 				if (l == READERS) {
 					printf("bench: sqlite.%s.%s.%s.writes %lld\n",
 					       mode_name[wal], key, vfs_name[k],
