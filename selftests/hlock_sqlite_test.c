@@ -30,6 +30,7 @@
  * shrinks the transaction counts.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <sched.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
@@ -128,6 +129,29 @@ static bool integrity_ok(sqlite3 *db)
 		ok = !strcmp((const char *)sqlite3_column_text(st, 0), "ok");
 	sqlite3_finalize(st);
 	return ok;
+}
+
+/* The resource path the VFS names @path's database by, into @buf. */
+static bool db_base(const char *path, char *buf, size_t size)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return false;
+	snprintf(buf, size, "sqlite/%u:%u:%llu", major(st.st_dev),
+		 minor(st.st_dev), (unsigned long long)st.st_ino);
+	return true;
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	if (!dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "# could not remove %s\n", dir);
 }
 
 /* Wait for one byte from @fd: the other side's signal. */
@@ -232,7 +256,6 @@ FIXTURE_VARIANT_ADD(sq, wal) {
 FIXTURE_SETUP(sq)
 {
 	char sql[256];
-	struct stat st;
 	sqlite3 *db;
 	int i;
 
@@ -274,21 +297,12 @@ FIXTURE_SETUP(sq)
 	ASSERT_EQ(variant->wal ? 1 : 0,
 		  db_int(db, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"));
 	ASSERT_EQ(SQLITE_OK, sqlite3_close(db));
-	ASSERT_EQ(0, stat(self->db, &st));
-	snprintf(self->base, sizeof(self->base), "sqlite/%u:%u:%llu",
-		 major(st.st_dev), minor(st.st_dev),
-		 (unsigned long long)st.st_ino);
+	ASSERT_TRUE(db_base(self->db, self->base, sizeof(self->base)));
 }
 
 FIXTURE_TEARDOWN(sq)
 {
-	char cmd[128];
-
-	if (self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-		if (system(cmd))
-			TH_LOG("could not remove %s", self->dir);
-	}
+	remove_dir(self->dir);
 }
 
 /* A connection in the fixture's journal mode (DELETE is per connection). */
@@ -630,13 +644,7 @@ FIXTURE_SETUP(scratch)
 
 FIXTURE_TEARDOWN(scratch)
 {
-	char cmd[128];
-
-	if (self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-		if (system(cmd))
-			TH_LOG("could not remove %s", self->dir);
-	}
+	remove_dir(self->dir);
 }
 
 /*
@@ -669,11 +677,10 @@ static int deadlock_writer(const char *path, struct shared *sh, int out,
 TEST_F_TIMEOUT(scratch, deadlock, 120)
 {
 	const char *path = self->db;
-	char shared[128], reserved[128];
+	char base[64], shared[96], reserved[96];
 	struct hlock_stats before, after;
 	int ready[2], go[2], fd;
 	struct shared *sh;
-	struct stat st;
 	sqlite3 *db;
 	pid_t w;
 
@@ -686,13 +693,9 @@ TEST_F_TIMEOUT(scratch, deadlock, 120)
 		"CREATE TABLE accounts(id INTEGER PRIMARY KEY, balance INTEGER);"
 		"INSERT INTO accounts VALUES(1, 0)"));
 	sqlite3_close(db);
-	ASSERT_EQ(0, stat(path, &st));
-	snprintf(shared, sizeof(shared), "sqlite/%u:%u:%llu/shared",
-		 major(st.st_dev), minor(st.st_dev),
-		 (unsigned long long)st.st_ino);
-	snprintf(reserved, sizeof(reserved), "sqlite/%u:%u:%llu/reserved",
-		 major(st.st_dev), minor(st.st_dev),
-		 (unsigned long long)st.st_ino);
+	ASSERT_TRUE(db_base(path, base, sizeof(base)));
+	snprintf(shared, sizeof(shared), "%s/shared", base);
+	snprintf(reserved, sizeof(reserved), "%s/reserved", base);
 
 	ASSERT_EQ(0, pipe(ready));
 	ASSERT_EQ(0, pipe(go));
@@ -749,9 +752,8 @@ static int run(const char *cmd, char *out, size_t size)
  */
 TEST_F_TIMEOUT(scratch, shell, 60)
 {
-	char cmd[1024], out[4096], want[160];
+	char cmd[1024], out[4096], want[160], base[64];
 	const char *path = self->db;
-	struct stat st;
 
 	ASSERT_EQ(0, access("./sqlite3", X_OK)) TH_LOG("no ./sqlite3 (--extra /usr/bin/sqlite3)");
 	snprintf(cmd, sizeof(cmd),
@@ -764,10 +766,8 @@ TEST_F_TIMEOUT(scratch, shell, 60)
 	ASSERT_EQ(0, run(cmd, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "hlock/unix\n"));
 	EXPECT_NE(NULL, strstr(out, "\n3\n"));
-	ASSERT_EQ(0, stat(path, &st));
-	snprintf(want, sizeof(want), "X granted sqlite/%u:%u:%llu/reserved\n",
-		 major(st.st_dev), minor(st.st_dev),
-		 (unsigned long long)st.st_ino);
+	ASSERT_TRUE(db_base(path, base, sizeof(base)));
+	snprintf(want, sizeof(want), "X granted %s/reserved\n", base);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("no line %s", want);
 }
 
