@@ -129,7 +129,7 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 		if (READ_ONCE(hl_test.state) != HL_TS_STALLED)
 			return;
 		if (hl_tp_sleeps[tp])
-			msleep(1);
+			usleep_range(1000, 2000);
 		else
 			mdelay(1);
 	}
