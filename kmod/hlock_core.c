@@ -175,6 +175,7 @@ void hl_head_init(struct hl_head *h, struct hl_head *parent)
 	h->node_mode = HLOCK_X;
 	h->remote_mask = 0;
 	h->remote_seq = 0;
+	h->remote_front = 0;
 	h->try_waiting = 0;
 	h->try_gen = 0;
 }
@@ -400,7 +401,10 @@ static void conv_remove(struct hl_head *h, struct hl_req *req)
  */
 static bool after_remote(const struct hl_head *h, s64 seq)
 {
-	return seq <= 0 || seq > h->remote_seq;
+	/* HLOCK_F_FRONT arrivals count down from 0, the others up. */
+	if (seq < 0)
+		return seq < h->remote_front;
+	return !seq || seq > h->remote_seq;
 }
 
 /*
@@ -1896,8 +1900,10 @@ void hl_node_remote(struct hl_head *h, unsigned int mask)
 	unsigned int m, new = mask & ~h->remote_mask;
 
 	hl_assert_head_locked(h);
-	if (!h->remote_mask)
+	if (!h->remote_mask) {
 		h->remote_seq = h->back_seq;
+		h->remote_front = h->front_seq;
+	}
 	h->remote_mask |= mask;
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++) {
 		if (!(mask & hl_mode_bit(m)))

@@ -161,8 +161,9 @@ struct hl_part {
  *	New requests that waited already when it was set (@remote_seq) do
  *	not wait for them either.
  * @remote_seq: @back_seq when @remote_mask was last set from 0: waiting
- *	new requests up to this number (HLOCK_F_FRONT ones aside) came
- *	before the other nodes' waits.
+ *	new requests up to this number came before the other nodes' waits.
+ * @remote_front: @front_seq then: the HLOCK_F_FRONT ones down to this
+ *	number came before them too.
  * @try_waiting: Requests of try-locks (HL_RF_TRY) waiting here, when
  *	@cluster: the DLM is asked for them with DLM_LKF_NOQUEUE first
  *	(hlock_node.c).
@@ -200,6 +201,7 @@ struct hl_head {
 	unsigned int try_waiting;
 	unsigned int try_gen;
 	s64 remote_seq;
+	s64 remote_front;
 #ifdef __KERNEL__
 	spinlock_t lock;
 	struct hl_part __percpu *parts;

@@ -2790,6 +2790,41 @@ static void test_node_first(void)
 }
 
 /*
+ * As test_node_first(), with a privileged HLOCK_F_FRONT X: its sequence
+ * number counts down from 0, and it still came before B's wait.  Held
+ * back, A's DLM X went to B unused, each time (a cluster interaction test
+ * found it: root has CAP_SYS_NICE, so its strong modes on "" jump).
+ */
+static void test_node_first_front(void)
+{
+	dlm_start();
+	dlm_b(HLOCK_S);
+	dlm_settle();
+	CHECK(lock(34, "c", HLOCK_X, HLOCK_F_FRONT) == -EINPROGRESS,
+	      "a FRONT X waits for B");
+	dlm_settle();
+	CHECK(dlm.rq[NA] == HLOCK_X && collect(34) == -EAGAIN,
+	      "queued in the DLM");
+	dlm_b(HLOCK_NL);
+	dlm_b(HLOCK_S);
+	dlm_settle();
+	CHECK(collect(34) == 0 && dlm.gr[NA] == HLOCK_X &&
+	      dlm.rq[NB] == HLOCK_S,
+	      "the FRONT X that was first is granted, B waits for it");
+	CHECK(lock(35, "c", HLOCK_IS, HLOCK_F_FRONT) == -EINPROGRESS,
+	      "a FRONT IS that came after B waits behind it");
+	CHECK(unlock(34, "c") == 0, "released");
+	dlm_settle();
+	CHECK(dlm.gr[NB] == HLOCK_S, "then B");
+	dlm_b(HLOCK_NL);
+	dlm_settle();
+	CHECK(collect(35) == 0, "then the IS");
+	CHECK(unlock(35, "c") == 0, "released");
+	dlm_settle();
+	dlm_stop();
+}
+
+/*
  * Another node's wait that ends tells nobody: A probes.  A's holder keeps
  * S while B waits for X, and A's new readers wait behind B.  B gives up;
  * a probe interval later A asks for S again, twice: no blocking AST comes
@@ -3224,6 +3259,7 @@ int main(void)
 	test_node_fair();
 	test_node_fair_is();
 	test_node_first();
+	test_node_first_front();
 	test_node_probe();
 	test_node_deadlock();
 	for (seed = 1; seed <= 40; seed++) {
