@@ -20,7 +20,8 @@
  *                             the conversions that wait (QUECVT), or for a
  *                             holder's conversion, at once if it can be;
  *                             for try-locks alone, answered at once first
- *                             (NOQUEUE), then queued
+ *                             (NOQUEUE), then queued; from IX to S or back,
+ *                             down to IS first
  *   busy --answer: refused (NOQUEUE)--> as it was; the nodes in the way
  *                             were told, the next request is queued
  *   exists, idle --pass: others wait--> busy: down to what the holders
@@ -149,6 +150,22 @@ static bool node_blocks_remote(const struct hl_head *h,
 	return n->exists && hl_conflicts(n->mode, h->remote_mask);
 }
 
+/*
+ * The next step from the mode held towards @target: @target, unless the
+ * two are side by side (IX and S, neither covers the other), where the
+ * step is down to what both cover, granted at once; the next pass goes up
+ * from there.  So every conversion asked is either down, and never
+ * cancelled, or up, queued and cancelled when nobody wants it any more
+ * (hl_node_cancel_due()); a conversion from IX to S would be both.
+ */
+static unsigned int node_step(const struct hl_node *n, unsigned int target)
+{
+	if (n->exists && !hl_covers(target, n->mode) &&
+	    !hl_covers(n->mode, target))
+		return hl_meet(n->mode, target);
+	return target;
+}
+
 /**
  * hl_node_target() - What the DLM lock should become now.
  * @h: The head.
@@ -160,7 +177,8 @@ static bool node_blocks_remote(const struct hl_head *h,
  * that conflicts with this node's, up to it when their conversions need
  * more; else up to what they need, when that is not covered.  After a
  * conversion deadlock, down to what the holders hold, and nothing more
- * until that changes or the probe interval is over.
+ * until that changes or the probe interval is over.  From IX to S or
+ * back, down to IS first (node_step()).
  *
  * Return: a mode, or -1 for nothing to do.
  */
@@ -196,7 +214,7 @@ int hl_node_target(const struct hl_head *h, const struct hl_node *n, bool up)
 		 * holding back would deadlock the two nodes.
 		 */
 		if (!hl_covers(n->mode, keep))
-			return keep;
+			return node_step(n, keep);
 		if (!hl_conflicts(n->mode, h->remote_mask))
 			return -1;
 		if (hl_conflicts(keep, h->remote_mask))
@@ -206,7 +224,7 @@ int hl_node_target(const struct hl_head *h, const struct hl_node *n, bool up)
 	need = hl_node_need(h);
 	if (hl_covers(n->mode, need) && (n->exists || need == HLOCK_NL))
 		return -1;
-	return need;
+	return node_step(n, need);
 }
 
 /**
@@ -429,7 +447,8 @@ static void node_ask(struct hl_head *h, struct hl_node *n, unsigned int target,
 	/*
 	 * From now on the DLM may hold this node to the lower of the two
 	 * modes at any moment: grant no more than that until the answer
-	 * comes (a conversion up keeps the mode held).
+	 * comes (a conversion up keeps the mode held).  Never side by side
+	 * (node_step()).
 	 */
 	n->down = !hl_covers(target, n->mode);
 	h->node_mode = hl_meet(h->node_mode, target);

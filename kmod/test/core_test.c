@@ -2825,6 +2825,44 @@ static void test_node_first_front(void)
 }
 
 /*
+ * From IX to S, two modes side by side: A caches IX, B holds IX, and a
+ * local S waits.  A goes down to IS first (at once), then asks for S,
+ * queued behind B.  The reader gives up: A's conversion is cancelled, not
+ * left in the DLM's queue to take the lock from B later for nobody.  Asked
+ * in one step, the conversion counted as one down and was never cancelled
+ * (a cluster interaction test found it).
+ */
+static void test_node_sideways(void)
+{
+	dlm_start();
+	CHECK(lock(36, "c", HLOCK_IX, 0) == -EINPROGRESS, "IX");
+	dlm_settle();
+	CHECK(collect(36) == 0 && dlm.gr[NA] == HLOCK_IX, "granted");
+	CHECK(unlock(36, "c") == 0, "released; A caches IX");
+	dlm_settle();
+	dlm_b(HLOCK_IX);
+	dlm_settle();
+	CHECK(dlm.gr[NB] == HLOCK_IX, "B holds IX beside A");
+	CHECK(lock(37, "c", HLOCK_S, 0) == -EINPROGRESS, "an S waits");
+	dlm_settle();
+	CHECK(dlm.gr[NA] == HLOCK_IS && dlm.rq[NA] == HLOCK_S &&
+	      collect(37) == -EAGAIN,
+	      "down to IS, then S queued behind B's IX");
+	cancel(37);
+	dlm_settle();
+	CHECK(dlm.gr[NA] == HLOCK_IS && dlm.rq[NA] == HLOCK_NL,
+	      "the reader gave up: the conversion is cancelled");
+	CHECK(lock(38, "c", HLOCK_IX, 0) == -EINPROGRESS, "IX again");
+	dlm_settle();
+	CHECK(collect(38) == 0 && dlm.gr[NA] == HLOCK_IX,
+	      "granted beside B's IX");
+	CHECK(unlock(38, "c") == 0, "released");
+	dlm_settle();
+	dlm_b(HLOCK_NL);
+	dlm_stop();
+}
+
+/*
  * Another node's wait that ends tells nobody: A probes.  A's holder keeps
  * S while B waits for X, and A's new readers wait behind B.  B gives up;
  * a probe interval later A asks for S again, twice: no blocking AST comes
@@ -3260,6 +3298,7 @@ int main(void)
 	test_node_fair_is();
 	test_node_first();
 	test_node_first_front();
+	test_node_sideways();
 	test_node_probe();
 	test_node_deadlock();
 	for (seed = 1; seed <= 40; seed++) {
