@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Seeded random sequences on every node of a cluster at once, the cluster
+# counterpart of hlock_interact, run on every node by
+#
+#   scripts/vm-cluster --extra build/selftests/hlock_cluster_interact \
+#           --extra selftests/hlock_cluster_lib.sh \
+#           N selftests/hlock_cluster_interact.sh [SEEDS [STEPS [FIRST [-v]]]]
+#
+# Every node runs hlock_cluster_interact (see its header): the same seeds
+# (6 from 1 of 200 steps by default, scaled by HLOCK_TEST_SCALE), with
+# commands of its own, over the same paths; node 1 also runs the witness
+# that every locker of every node reports its grants to (TCP port 7701),
+# which fails the run when two lockers hold conflicting modes at once.
+# Between seeds' halves every node releases everything, then each node in
+# turn takes and tries X on every path (granted within 5 s, blocking
+# nobody), and the nodes duel: lease takeover, yield, a waiter that gives
+# up, tries, a conversion deadlock, an asynchronous request.  Prints TAP:
+# one line a seed on each node, and the witness's verdict on node 1; a
+# failure names its seed and step and the command that runs it alone.
+
+node=${HLOCK_NODE:?run me with scripts/vm-cluster}
+nodes=${HLOCK_NODES:?run me with scripts/vm-cluster}
+dir=$(dirname "$0")
+LONG=60
+n=0
+failed=0
+
+. "$dir/hlock_cluster_lib.sh"
+
+# The parameters the run depends on, as this node has them.
+for p in cluster cluster_cache cluster_probe_ms cluster_try_ms write_tickets; do
+	f=/sys/module/hlock/parameters/$p
+	[ -r "$f" ] && echo "# $p=$(cat "$f")"
+done
+bar interact-start
+"$dir/hlock_cluster_interact" "$node" "$nodes" "$@"
+rc=$?
+bar interact-done
+exit $rc
