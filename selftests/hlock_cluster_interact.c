@@ -68,11 +68,11 @@
  *    "n<node>.p<pid>.<n>"), as hlock_interact does.
  * 2. Every call ends with 0 or an error the reference allows for it there
  *    (a try EAGAIN; a timed lock ETIMEDOUT or EDEADLK; EBUSY only with a
- *    call in flight on the path; ESTALE only on a path once leased; ENOENT
- *    only for nothing acquired or what a lease's takeover may have taken;
- *    an asynchronous request never vanishes, and an unlock of its path
- *    withdraws it), and within its timeout plus MARGIN_MS, or the run
- *    fails.  A yield that returns 0 gives back the modes held before, a
+ *    call in flight on the path; ESTALE only on a path once leased, with a
+ *    short lease there or above it; ENOENT only for nothing acquired or
+ *    what a lease's takeover may have taken; an asynchronous request
+ *    never vanishes, and an unlock of its path withdraws it), and within
+ *    its timeout plus MARGIN_MS, or the run fails.  A yield that returns 0 gives back the modes held before, a
  *    yield that fails leaves nothing held.  Every CHECK_EVERY steps each
  *    actor checks its own view against the table (hlock_interact's
  *    check) and the node's write tickets out are the actors' tickets.
@@ -779,8 +779,10 @@ struct reply {
 struct model {
 	int count[NPATHS];	/* acquisitions it made and did not undo */
 	bool leased[NPATHS];	/* it asked for a lease on the path */
-	/* A short lease was held there: its unlock may say ESTALE. */
-	bool stale_ok[NPATHS];
+	/* A short lease was held there: it may be taken over. */
+	bool short_ever[NPATHS];
+	/* A lease was held there (also a long one, below a short one). */
+	bool leased_ever[NPATHS];
 	/* A lease may be held there, not ended before lease_dl. */
 	bool lease_live[NPATHS];
 	int64_t lease_dl[NPATHS];
@@ -838,7 +840,8 @@ static void lease_note(int p, int64_t t0, int len)
 	if (!len)
 		return;
 	if (len < LONG_LEASE_MS)
-		a_m.stale_ok[p] = true;
+		a_m.short_ever[p] = true;
+	a_m.leased_ever[p] = true;
 	/* A lease doomed before this call is taken over all the same. */
 	if (!a_m.lease_live[p] || dl < a_m.lease_dl[p])
 		a_m.lease_dl[p] = dl;
@@ -890,9 +893,19 @@ static bool maybe_lost(int p)
 	int q;
 
 	for (q = 0; q < NPATHS; q++)
-		if ((q == p || below(p, q)) && a_m.stale_ok[q])
+		if ((q == p || below(p, q)) && a_m.short_ever[q])
 			return true;
 	return false;
+}
+
+/*
+ * Whether an unlock of @p may say ESTALE: a lease of it was released by a
+ * takeover, of its own short lease or of one above it (a takeover
+ * releases what is below, and the leases there go stale too).
+ */
+static bool stale_possible(int p)
+{
+	return a_m.leased_ever[p] && maybe_lost(p);
 }
 
 /* Tell the witness what the locker holds at least: @modes. */
@@ -1243,8 +1256,8 @@ static int act_unlock(const struct cmd *c, struct reply *r)
 				     paths[path]);
 		return ret;
 	}
-	if (ret == -ESTALE && !a_m.stale_ok[path])
-		return afail(r, "unlock of \"%s\" said ESTALE, never leased for short",
+	if (ret == -ESTALE && !stale_possible(path))
+		return afail(r, "unlock of \"%s\" said ESTALE, no lease there or above it that could be taken over",
 			     paths[path]);
 	if (anc && ret != -ESTALE)
 		return afail(r, "unlock of \"%s\", above the call in flight on \"%s\", said %d, not EBUSY",
