@@ -113,13 +113,15 @@
  * leaves out the rest of that seed's probes and duels (they learn it at
  * the next barrier, together).  For diagnosis, HLOCK_CI_DUEL=NAME makes
  * every duel one of that kind (none: no duel), HLOCK_CI_PROBES=0 leaves
- * the probes out, HLOCK_CI_KEEP_GOING=1 goes on after a failure.
+ * the probes out, HLOCK_CI_KEEP_GOING=1 goes on after a failure
+ * (hlock_cluster_interact.sh takes them as arguments too).
  *
  * Bounded waits, the margins of which are the only times the checks
  * depend on: a call's answer, its own timeout plus MARGIN_MS (15 s); a
- * probe, PROBE_MS (5 s: ten times cluster_probe_ms, 500 ms, and the DLM's
- * round trips on a loaded host); what a duel must see happen, DUEL_MS
- * (15 s); a barrier, BARRIER_MS; an answer of the witness, WITNESS_MS.
+ * probe, PROBE_MS (10 s: cluster_probe_ms, 500 ms, and the DLM's round
+ * trips, on a host so loaded that corosync was seen unscheduled for 4 s in
+ * a VM); what a duel must see happen, DUEL_MS (15 s); a barrier,
+ * BARRIER_MS; an answer of the witness, WITNESS_MS.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -157,7 +159,7 @@
 /* How long a call's answer may take beyond its own timeout. */
 #define MARGIN_MS	15000
 /* The probes' bound: what nothing conflicts with is granted by then. */
-#define PROBE_MS	5000
+#define PROBE_MS	10000
 /* A duel's bound for what must be granted. */
 #define DUEL_MS		15000
 #define BARRIER_MS	180000

@@ -19,20 +19,28 @@
 # up, tries, a conversion deadlock, an asynchronous request.  Prints TAP:
 # one line a seed on each node, and the witness's verdict on node 1; a
 # failure names its seed and step and the command that runs it alone.
+#
+# Leading arguments HLOCK_CI_DUEL=NAME, HLOCK_CI_PROBES=0 and
+# HLOCK_CI_KEEP_GOING=1 are put in the environment, for diagnosis (see
+# hlock_cluster_interact.c): the VMs do not inherit the host's.
 
 node=${HLOCK_NODE:?run me with scripts/vm-cluster}
 nodes=${HLOCK_NODES:?run me with scripts/vm-cluster}
 dir=$(dirname "$0")
-LONG=60
-n=0
-failed=0
 
+# Only its barriers (bar): the TAP lines are the program's.
 . "$dir/hlock_cluster_lib.sh"
 
 # The parameters the run depends on, as this node has them.
 for p in cluster cluster_cache cluster_probe_ms cluster_try_ms write_tickets; do
 	f=/sys/module/hlock/parameters/$p
 	[ -r "$f" ] && echo "# $p=$(cat "$f")"
+done
+while [ $# -gt 0 ]; do
+	case $1 in
+	HLOCK_CI_*=*) export "${1%%=*}=${1#*=}"; shift ;;
+	*) break ;;
+	esac
 done
 bar interact-start
 "$dir/hlock_cluster_interact" "$node" "$nodes" "$@"
