@@ -354,6 +354,10 @@ void hl_lease_grant(struct hl_file *f)
 		list_add_tail(&l->node, &f->leases.held);
 		req->lease = l;
 	}
+	/* Until the call is collected, a withdrawal puts it back. */
+	f->leases.granted = l;
+	f->leases.old_len = l->len;
+	f->leases.old_expires = l->expires;
 	hl_lease_unfile(l);
 	l->len = f->leases.want;
 	l->expires = hl_clock() + l->len;
@@ -385,6 +389,7 @@ void hl_lease_op_end(struct hl_file *f)
 
 	lockdep_assert_held(&f->lock);
 	f->leases.want = 0;
+	f->leases.granted = NULL;
 	/* Most lockers hold no lease: nothing to refile, nothing deferred. */
 	if (likely(list_empty(&f->leases.held) && !f->leases.deferred))
 		return;
@@ -393,6 +398,52 @@ void hl_lease_op_end(struct hl_file *f)
 			hl_lease_refile_one(op->reqs[l]->lease);
 	if (f->leases.deferred)
 		queue_work(system_wq, &f->leases.work);
+}
+
+/* Free @l, off every list.  Context: f->lock held. */
+static void hl_lease_free(struct hl_file *f, struct hl_lease *l)
+{
+	if (f->leases.granted == l)
+		f->leases.granted = NULL;
+	hl_lease_unfile(l);
+	l->req->lease = NULL;
+	list_del(&l->node);
+	kfree(l);
+}
+
+/**
+ * hl_lease_withdrawn() - The lock call in flight was withdrawn after its
+ *	grant (an unlock of its path, a ring's cancel): the lease the grant
+ *	made goes, the one it restarted runs on as before the call.
+ * @f: The locker, its operation just undone.
+ *
+ * A failed call leaves everything as it was: a lease that the caller never
+ * got must not be taken over for it later, nor one it held outlive what it
+ * was asked for.  A lease put back that expired meanwhile is filed again,
+ * and claimed if a waiter conflicts with it.
+ *
+ * Context: f->lock held.
+ */
+void hl_lease_withdrawn(struct hl_file *f)
+{
+	struct hl_lease *l = f->leases.granted;
+
+	lockdep_assert_held(&f->lock);
+	if (!l)
+		return;
+	f->leases.granted = NULL;
+	if (!f->leases.old_len) {
+		hl_lease_free(f, l);
+		return;
+	}
+	hl_lease_unfile(l);
+	l->len = f->leases.old_len;
+	l->expires = f->leases.old_expires;
+	if (l->expires <= hl_clock())
+		hl_lease_file(l);
+	else
+		clear_bit(0, &l->doomed);
+	hl_lease_arm(f);
 }
 
 /**
@@ -415,15 +466,6 @@ void hl_lease_refile(struct hl_file *f, struct hl_head *h)
 		hl_lease_refile_one(req->lease);
 }
 
-/* Free @l, off every list.  Context: f->lock held. */
-static void hl_lease_free(struct hl_lease *l)
-{
-	hl_lease_unfile(l);
-	l->req->lease = NULL;
-	list_del(&l->node);
-	kfree(l);
-}
-
 /**
  * hl_lease_unlocked() - An unlock left no acquisition on @h itself: its
  *	lease, if any, ends with them (what is held below keeps the request).
@@ -441,7 +483,7 @@ void hl_lease_unlocked(struct hl_file *f, struct hl_head *h)
 		return;
 	req = hl_locker_find(&f->lk, h);
 	if (req && !req->own && req->lease)
-		hl_lease_free(req->lease);
+		hl_lease_free(f, req->lease);
 }
 
 /**
@@ -458,9 +500,11 @@ void hl_lease_release(struct hl_req *req)
 
 	lockdep_assert_held(&f->lock);
 	if (!f->leases.taking) {
-		hl_lease_free(l);
+		hl_lease_free(f, l);
 		return;
 	}
+	if (f->leases.granted == l)
+		f->leases.granted = NULL;
 	hl_lease_unfile(l);
 	req->lease = NULL;
 	l->req = NULL;

@@ -63,6 +63,11 @@ struct hl_lease {
  * @taken: Takeovers of the locker's leases so far: a yield that finds it
  *	moved while it re-acquired lost what it gave back (hl_do_yield()).
  * @deferred: A doomed lease waits for the operation in flight to end.
+ * @granted: The lease the grant of the call in flight made or restarted,
+ *	until the call is collected: a withdrawal of the call puts it back
+ *	as it was (hl_lease_withdrawn()).
+ * @old_len: Its length before that grant, 0 if the grant made it.
+ * @old_expires: Its expiry before that grant.
  * @timer: Fires at the earliest expiry of @held.
  * @work: Expires and takes over leases in process context.
  *
@@ -77,6 +82,9 @@ struct hl_leases {
 	unsigned int nr_stale;
 	struct list_head stale;
 	struct hl_lease *spare;
+	struct hl_lease *granted;
+	u64 old_len;
+	u64 old_expires;
 	unsigned long taken;
 	struct hrtimer timer;
 	struct work_struct work;
@@ -86,6 +94,7 @@ void hl_lease_init(struct hl_file *f);
 int hl_lease_prepare(struct hl_file *f, s64 lease_ns);
 void hl_lease_grant(struct hl_file *f);
 void hl_lease_op_end(struct hl_file *f);
+void hl_lease_withdrawn(struct hl_file *f);
 void hl_lease_unlocked(struct hl_file *f, struct hl_head *h);
 void hl_lease_refile(struct hl_file *f, struct hl_head *h);
 bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len);

@@ -305,6 +305,9 @@ static void hl_lock_cancel(struct hl_file *f, struct hl_grants *g)
 {
 	if (likely(!f->tk.pending)) {
 		hl_op_cancel(&f->lk, g);
+		/* Granted, not collected: its lease goes back as it was. */
+		if (unlikely(f->leases.granted))
+			hl_lease_withdrawn(f);
 		return;
 	}
 	hl_ticket_withdraw(f);

@@ -545,6 +545,69 @@ TEST_F_TIMEOUT(lease, in_the_table, TEST_TMO)
 }
 
 /*
+ * An unlock that withdraws an asynchronous call granted but not collected
+ * leaves the locker as before the call: no lease from the withdrawn call
+ * on what stays held (found by hlock_cluster_interact: the lease of the
+ * withdrawn conversion stayed on the kept intent, expired, and another
+ * locker's lock took over the locker's acquisitions below it).
+ */
+TEST_F_TIMEOUT(lease, withdrawn_grant_leaves_no_lease, TEST_TMO)
+{
+	int64_t t0;
+	int ret;
+
+	/* V holds S below "lw": an IS intent there. */
+	ASSERT_EQ(0, hlock_lock(self->v, "lw/e", S, 0, -1));
+	ASSERT_EQ(0, hlock_lock(self->t, "lw", S, 0, -1));
+	t0 = now_ns();
+	ASSERT_EQ(-EINPROGRESS, hlock_lock_lease(self->v, "lw", X, ASYNC, -1,
+						 SHORT_LEASE));
+	ASSERT_WAITING(self->v);
+	/* Granted, not collected: withdrawn by its path's unlock. */
+	ASSERT_EQ(0, hlock_unlock(self->t, "lw"));
+	ret = hlock_unlock(self->v, "lw");
+	ASSERT_TRUE(ret == 0) TH_LOG("the withdrawing unlock says %d", ret);
+	ASSERT_EQ(-ENOENT, hlock_wait(self->v, 0));
+	ASSERT_EQ(IS, hlock_held(self->v, "lw"));
+	sleep_past(t0, PAST_SHORT);
+	/* No lease of V's to take over: W's X on "lw" waits for V's IS. */
+	ASSERT_EQ(-ETIMEDOUT, hlock_lock(self->w, "lw", X, 0, PAST_SHORT));
+	ASSERT_EQ(S, hlock_held(self->v, "lw/e"));
+	ASSERT_EQ(0, poll_pri(self->v) & POLLPRI);
+	ASSERT_EQ(self->space, takeovers(self->v, HLOCK_STATS_GLOBAL));
+	ASSERT_EQ(0, hlock_unlock(self->v, "lw/e"));
+}
+
+/*
+ * The same for a lease the withdrawn call restarted: a recursive leased
+ * lock that is withdrawn leaves the lease held before with its expiry.
+ */
+TEST_F_TIMEOUT(lease, withdrawn_grant_keeps_the_old_lease, TEST_TMO)
+{
+	int ret;
+
+	/* V holds S on "lr" for a long lease; T holds an IS intent there. */
+	ASSERT_EQ(0, hlock_lock_lease(self->v, "lr", S, 0, -1, LONG_LEASE));
+	ASSERT_EQ(0, hlock_lock(self->t, "lr/q", S, 0, -1));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock_lease(self->v, "lr", X, ASYNC, -1,
+						 SHORT_LEASE));
+	ASSERT_WAITING(self->v);
+	/* The conversion is granted, not collected: withdrawn. */
+	ASSERT_EQ(0, hlock_unlock(self->t, "lr/q"));
+	ret = hlock_unlock(self->v, "lr");
+	ASSERT_EQ(1, ret) TH_LOG("the withdrawing unlock says %d", ret);
+	ASSERT_EQ(-ENOENT, hlock_wait(self->v, 0));
+	ASSERT_EQ(S, hlock_held(self->v, "lr"));
+	sleep_ns(PAST_SHORT);
+	/* The long lease runs on: T's X waits for V's S, takes nothing. */
+	ASSERT_EQ(-ETIMEDOUT, hlock_lock(self->t, "lr", X, 0, PAST_SHORT));
+	ASSERT_EQ(S, hlock_held(self->v, "lr"));
+	ASSERT_EQ(0, poll_pri(self->v) & POLLPRI);
+	ASSERT_EQ(self->space, takeovers(self->v, HLOCK_STATS_GLOBAL));
+	ASSERT_EQ(0, hlock_unlock(self->v, "lr"));
+}
+
+/*
  * A yield gives a leased acquisition back with its lease, from the new
  * grant, and with a new fencing token, greater than the one let in.
  */
