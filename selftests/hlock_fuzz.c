@@ -15,6 +15,9 @@
  * lock space.  The kernel log is checked by the VM harness.
  *
  * HLOCK_FUZZ_CALLS sets the number of calls (default FUZZ_CALLS);
+ * HLOCK_FUZZ_SECONDS a time budget: once it is spent, the run ends with
+ * the calls made so far, if that is at least a tenth of them (a busy host
+ * or a slow kernel makes fewer calls, never none);
  * HLOCK_FUZZ_SEED the seed (default: the time).
  */
 #define _GNU_SOURCE
@@ -49,7 +52,7 @@
 struct fuzz_shared {
 	atomic_long calls;
 	atomic_long errors[256];	/* by errno, for the log */
-	long target;
+	atomic_long target;
 };
 
 static struct fuzz_shared *sh;
@@ -268,7 +271,7 @@ static void *fuzz_thread(void *arg)
 	if (edge_map())
 		_exit(2);
 
-	while (atomic_fetch_add(&sh->calls, 1) < sh->target) {
+	while (atomic_fetch_add(&sh->calls, 1) < atomic_load(&sh->target)) {
 		unsigned int i = rnd(&s) % FUZZ_FDS;
 		uint64_t r = rnd(&s) % 1024;
 
@@ -310,7 +313,7 @@ static void __attribute__((noreturn)) fuzz_process(uint64_t seed)
 				   (void *)(uintptr_t)rnd(&s)))
 			_exit(2);
 	/* This thread sends the signals until the calls are all made. */
-	while (atomic_load(&sh->calls) < sh->target) {
+	while (atomic_load(&sh->calls) < atomic_load(&sh->target)) {
 		usleep(FUZZ_SIGNAL_US);
 		pthread_kill(threads[rnd(&s) % FUZZ_THREADS], SIGUSR1);
 	}
@@ -324,6 +327,21 @@ static void __attribute__((noreturn)) fuzz_process(uint64_t seed)
 	for (i = 0; i < FUZZ_FDS; i++)
 		close(atomic_load(&fds[i]));
 	_exit(0);
+}
+
+/* Whether one of the processes has exited (not reaped: still waitable). */
+static bool any_exited(const pid_t *pids, int n)
+{
+	siginfo_t si;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		si.si_pid = 0;
+		if (!waitid(P_PID, pids[i], &si, WEXITED | WNOHANG | WNOWAIT) &&
+		    si.si_pid)
+			return true;
+	}
+	return false;
 }
 
 FIXTURE(fuzz) {
@@ -341,8 +359,11 @@ FIXTURE_TEARDOWN(fuzz)
 TEST_F_TIMEOUT(fuzz, random_calls_leave_nothing, 1200)
 {
 	const char *calls = getenv("HLOCK_FUZZ_CALLS");
+	const char *secs = getenv("HLOCK_FUZZ_SECONDS");
 	const char *seed = getenv("HLOCK_FUZZ_SEED");
 	uint64_t s = seed ? strtoull(seed, NULL, 0) : (uint64_t)now_ns();
+	int64_t start = now_ns(), budget = secs ? atol(secs) * 1000000000LL : 0;
+	long target, made;
 	pid_t pids[FUZZ_PROCS];
 	int i, status;
 
@@ -355,13 +376,32 @@ TEST_F_TIMEOUT(fuzz, random_calls_leave_nothing, 1200)
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
-	sh->target = calls ? atol(calls) : FUZZ_CALLS;
+	target = calls ? atol(calls) : FUZZ_CALLS;
+	ASSERT_LT(0, target);
+	atomic_store(&sh->target, target);
 	for (i = 0; i < FUZZ_PROCS; i++) {
 		fflush(stdout);
 		pids[i] = fork();
 		ASSERT_LE(0, pids[i]);
 		if (!pids[i])
 			fuzz_process(rnd(&s));
+	}
+	/*
+	 * The time budget: once it is spent, end the run where it is, but
+	 * not before a tenth of the calls are made.  A process that is gone
+	 * before the end failed: its status tells below.
+	 */
+	while (budget > 0) {
+		made = atomic_load(&sh->calls);
+		if (made >= target || any_exited(pids, FUZZ_PROCS))
+			break;
+		if (now_ns() - start >= budget && made >= target / 10) {
+			atomic_store(&sh->target, made);
+			TH_LOG("time budget of %s s spent: %ld calls of %ld",
+			       secs, made, target);
+			break;
+		}
+		usleep(100000);
 	}
 	for (i = 0; i < FUZZ_PROCS; i++) {
 		status = wait_child(pids[i]);
@@ -375,8 +415,8 @@ TEST_F_TIMEOUT(fuzz, random_calls_leave_nothing, 1200)
 	 */
 	while (wait(NULL) > 0 || errno == EINTR)
 		;
-	TH_LOG("%ld calls (closes and forks included); results: 0 %ld, EINVAL %ld, EFAULT %ld, ENOTTY %ld, EAGAIN %ld, ETIMEDOUT %ld, EINTR %ld, EBUSY %ld, ENOENT %ld, EBADF %ld",
-	       sh->target,
+	TH_LOG("%ld calls (closes and forks included) in %.0f s; results: 0 %ld, EINVAL %ld, EFAULT %ld, ENOTTY %ld, EAGAIN %ld, ETIMEDOUT %ld, EINTR %ld, EBUSY %ld, ENOENT %ld, EBADF %ld",
+	       atomic_load(&sh->target), (now_ns() - start) / 1e9,
 	       atomic_load(&sh->errors[0]), atomic_load(&sh->errors[EINVAL]),
 	       atomic_load(&sh->errors[EFAULT]),
 	       atomic_load(&sh->errors[ENOTTY]),
@@ -386,7 +426,8 @@ TEST_F_TIMEOUT(fuzz, random_calls_leave_nothing, 1200)
 	       atomic_load(&sh->errors[EBUSY]),
 	       atomic_load(&sh->errors[ENOENT]),
 	       atomic_load(&sh->errors[EBADF]));
-	EXPECT_LE(sh->target, atomic_load(&sh->calls));
+	EXPECT_LE(atomic_load(&sh->target), atomic_load(&sh->calls));
+	EXPECT_LE(target / 10, atomic_load(&sh->target));
 	/* Every locker is closed: nothing may be left. */
 	EXPECT_EQ(0, debugfs_figure("requests"));
 	ASSERT_EQ(0, write_file_str(DEBUGFS_RECLAIM, "1", 0));
