@@ -43,8 +43,12 @@
  * asked for.  kmemleak, on the debug kernel, is checked by the VM harness
  * after rmmod.
  *
- * HLOCK_CHAOS_ROUNDS sets the rounds (default CHAOS_ROUNDS), and
- * HLOCK_CHAOS_SEED the seed of the random choices (default: the time).
+ * HLOCK_CHAOS_ROUNDS sets the rounds (default CHAOS_ROUNDS);
+ * HLOCK_CHAOS_SECONDS a time budget: once it is spent, the round that
+ * runs is the last, if at least CHAOS_MIN_ROUNDS (or all) have run (a
+ * busy host or a slow kernel runs fewer rounds, never too few to reach
+ * every state); HLOCK_CHAOS_SEED the seed of the random choices
+ * (default: the time).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,6 +72,7 @@
 #include "hlock_helpers.h"
 
 #define CHAOS_ROUNDS		120
+#define CHAOS_MIN_ROUNDS	30
 /* Workers alive at once, and actors (threads) per worker at most. */
 #define CHAOS_PROCS		6
 #define CHAOS_ACTORS		2
@@ -890,7 +895,9 @@ TEST_F_TIMEOUT(chaos, sigkill_anywhere_leaves_nothing, CHAOS_TIMEOUT_S)
 {
 	const char *env_rounds = getenv("HLOCK_CHAOS_ROUNDS");
 	const char *env_seed = getenv("HLOCK_CHAOS_SEED");
+	const char *env_secs = getenv("HLOCK_CHAOS_SECONDS");
 	int rounds = env_rounds ? atoi(env_rounds) : CHAOS_ROUNDS;
+	int64_t budget = env_secs ? atol(env_secs) * 1000000000LL : 0;
 	uint64_t seed = env_seed ? strtoull(env_seed, NULL, 0) :
 			(uint64_t)now_ns();
 	long acquired, timeouts, interrupts, cancels, deadlocks;
@@ -898,6 +905,7 @@ TEST_F_TIMEOUT(chaos, sigkill_anywhere_leaves_nothing, CHAOS_TIMEOUT_S)
 	struct chaos *c = &self->c;
 	char stats_on[8] = "Y", line[160];
 	int64_t start = now_ns();
+	bool last = false;
 	int round, i;
 
 	c->_metadata = _metadata;
@@ -906,9 +914,17 @@ TEST_F_TIMEOUT(chaos, sigkill_anywhere_leaves_nothing, CHAOS_TIMEOUT_S)
 	ASSERT_LT(0, rounds);
 	read_file_str(SYSFS_STATS, stats_on, sizeof(stats_on));
 	ASSERT_EQ(0, global_stats(&st0));
-	for (round = 0; round < rounds; round++)
-		round_run(c, round, round % CHAOS_RECLAIM_EVERY ==
-			  CHAOS_RECLAIM_EVERY - 1 || round == rounds - 1);
+	for (round = 0; !last; round++) {
+		last = round == rounds - 1 ||
+		       (budget > 0 && now_ns() - start >= budget &&
+			round + 1 >= CHAOS_MIN_ROUNDS);
+		round_run(c, round, last || round % CHAOS_RECLAIM_EVERY ==
+			  CHAOS_RECLAIM_EVERY - 1);
+	}
+	if (round < rounds)
+		TH_LOG("time budget of %s s spent: %d rounds of %d", env_secs,
+		       round, rounds);
+	rounds = round;
 	ASSERT_EQ(0, global_stats(&st1));
 
 	TH_LOG("%d rounds in %.1f s: %ld kills (%ld hunted, %ld random or after a fruitless hunt, %ld at round ends), %ld of processes sharing a locker",
