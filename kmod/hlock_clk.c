@@ -261,8 +261,14 @@ static void hl_clk_pass(struct hl_clk *c)
 	/* A cancel ends the request in flight; its AST answers both. */
 	if (req.call != HL_NODE_CANCEL)
 		hl_cluster_sent(c->cl);
-	if (!req.probe)
-		flags |= DLM_LKF_VALBLK;
+	/*
+	 * Every request carries the value block, probes too, though the
+	 * value a probe moves is the one the DLM has already (it writes back
+	 * what its up read, or reads what is there): the DLM keeps the flags
+	 * of a lock's last request, and invalidates the value of a node
+	 * that died in SIX or X only if they have DLM_LKF_VALBLK.
+	 */
+	flags |= DLM_LKF_VALBLK;
 	if (req.convert)
 		flags |= DLM_LKF_CONVERT;
 	if (req.quecvt)

@@ -454,7 +454,7 @@ static void node_ask(struct hl_head *h, struct hl_node *n, unsigned int target,
 	h->node_mode = hl_meet(h->node_mode, target);
 }
 
-/* Ask for the mode held again: a probe (no value block moves). */
+/* Ask for the mode held again: a probe (the value block stays as it is). */
 static void node_probe(struct hl_node *n, struct hl_node_req *req)
 {
 	n->busy = true;

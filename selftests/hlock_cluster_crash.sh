@@ -106,7 +106,9 @@ case $node in
 	tprev=$(hlock_cluster_lvb tk s)
 	hlock_cluster_lvb e s >/tmp/e-read &
 	pid=$!
-	sleep 1
+	# Long enough for node $nodes's probes (cluster_probe_ms) of what
+	# it keeps for this wait: their requests must not save its value.
+	sleep 2
 	[ ! -s /tmp/e-read ] || t="S on e granted beside node $nodes's X"
 	bar waiting
 	;;
