@@ -29,8 +29,9 @@
  *
  * One point is armed at a time, and it stalls once.  A stall sleeps, but
  * for the reclaim walk's, which sits in an RCU read section and spins;
- * each gives up after HL_TEST_STALL_MS whatever the test does: a test that
- * dies never leaves a CPU spinning.  That time is the clock's, not a count
+ * each gives up whatever the test does, the spinning one after
+ * HL_TEST_STALL_MS, the others after HL_TEST_SLEEP_MS: a test that dies
+ * never leaves a CPU spinning, nor a work item held for long.  That time is the clock's, not a count
  * of mdelay() calls, which under emulation can be much shorter than they
  * ask (on 6.1 in qemu, 5000 of them took less than half a second).
  */
@@ -54,6 +55,8 @@
 
 /* Longest a point stalls: well below the soft-lockup and RCU-stall limits. */
 #define HL_TEST_STALL_MS	5000
+/* A point that sleeps holds its CPU from nobody: a slow VM gets longer. */
+#define HL_TEST_SLEEP_MS	20000
 
 enum { HL_TS_IDLE, HL_TS_ARMED, HL_TS_STALLED };
 
@@ -102,8 +105,8 @@ static struct {
  * @name: The resource's name (not NUL-terminated).
  * @len: Its length.
  *
- * Context: any that may spin for HL_TEST_STALL_MS, or sleep for it if
- * the point is one that sleeps (hl_tp_sleeps[]).
+ * Context: any that may spin for HL_TEST_STALL_MS, or sleep for
+ * HL_TEST_SLEEP_MS if the point is one that sleeps (hl_tp_sleeps[]).
  */
 void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 {
@@ -124,7 +127,8 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 	 * loop's calibration is off (qemu's TCG: 5000 mdelay(1) took 3 ms
 	 * on 6.1, and the stall gave up before any test saw it).
 	 */
-	deadline = ktime_get_ns() + HL_TEST_STALL_MS * NSEC_PER_MSEC;
+	deadline = ktime_get_ns() + (hl_tp_sleeps[tp] ? HL_TEST_SLEEP_MS :
+				     HL_TEST_STALL_MS) * NSEC_PER_MSEC;
 	while (ktime_get_ns() < deadline) {
 		if (READ_ONCE(hl_test.state) != HL_TS_STALLED)
 			return;
@@ -134,7 +138,7 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len)
 			mdelay(1);
 	}
 	pr_warn("test stall at %s: not let go in %u ms\n", hl_tp_names[tp],
-		HL_TEST_STALL_MS);
+		hl_tp_sleeps[tp] ? HL_TEST_SLEEP_MS : HL_TEST_STALL_MS);
 	WRITE_ONCE(hl_test.state, HL_TS_IDLE);
 }
 

@@ -103,7 +103,9 @@ ast_windows() {
 			echo 1 >$fail
 			hlock -n uo true 2>/dev/null &
 			i=0
-			while [ $i -lt 20 ] && [ "$(cat $fail)" != 0 ]; do
+			# (Up to 8 s: on a loaded host the debug kernel's
+			# VM took more than 2 s to start hlock.)
+			while [ $i -lt 80 ] && [ "$(cat $fail)" != 0 ]; do
 				sleep 0.1
 				i=$((i + 1))
 			done
