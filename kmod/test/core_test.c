@@ -2402,8 +2402,7 @@ static bool dlm_pass(void (*between)(void))
 	case HL_NODE_LOCK:
 		dlm.calls++;
 		CHECK(req.convert == dlm.a_exists && req.expedite == !req.convert,
-		      "a conversion of a lock that is not there, or a new one "
-		      "that is");
+		      "a conversion of no lock, or a new lock beside one");
 		CHECK(!req.expedite || req.mode == HLOCK_NL,
 		      "a new lock in %s", hl_mode_name(req.mode));
 		/*
