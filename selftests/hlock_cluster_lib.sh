@@ -21,10 +21,11 @@ skip() {
 	echo "ok $n # SKIP $*"
 }
 
-# bar NAME: meet the other nodes at barrier NAME, or end the test.
+# bar NAME [SECONDS]: meet the other nodes at barrier NAME within SECONDS
+# (vm-cluster-barrier's default: 120), or end the test.
 bar() {
-	vm-cluster-barrier "$1" || {
-		echo "# barrier $1 failed"
+	vm-cluster-barrier "$1" ${2:+"$2"} || {
+		echo "# FAIL barrier $1 failed"
 		exit 1
 	}
 }
