@@ -424,7 +424,7 @@ static void wit_state(struct wconn *x, const struct wmsg *m,
 				 hlock_mode_name(mode), paths[p], o->who,
 				 o->node, hlock_mode_name(o->modes[p]),
 				 o->seed[p], o->step[p]);
-			printf("# %s\n", r->msg);
+			printf("# FAIL %s\n", r->msg);
 			fflush(stdout);
 		}
 	}
@@ -1684,7 +1684,7 @@ static int fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(failure + n, sizeof(failure) - n, fmt, ap);
 	va_end(ap);
-	printf("# %s\n", failure);
+	printf("# FAIL %s\n", failure);
 	dump_table();
 	return -1;
 }

@@ -8,6 +8,7 @@
 #ifndef HLOCK_HELPERS_H
 #define HLOCK_HELPERS_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -167,6 +168,74 @@ static inline int wait_child(pid_t pid)
 		if (errno != EINTR)
 			return -errno;
 	return status;
+}
+
+/*
+ * Print where each thread of @pid sleeps, as "# FAIL" lines, which the
+ * summary of make check shows: its name, wait channel and kernel stack
+ * (root only; a file that cannot be read is left out).
+ */
+static inline void show_stuck(pid_t pid)
+{
+	char path[96], line[160];
+	struct dirent *d;
+	FILE *in;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		static const char *const what[] = { "comm", "wchan", "stack" };
+		unsigned int i;
+
+		if (d->d_name[0] == '.')
+			continue;
+		for (i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/%s",
+				 (int)pid, d->d_name, what[i]);
+			in = fopen(path, "r");
+			if (!in)
+				continue;
+			while (fgets(line, sizeof(line), in))
+				printf("# FAIL stuck %d/%s %s: %s%s", (int)pid,
+				       d->d_name, what[i], line,
+				       strchr(line, '\n') ? "" : "\n");
+			fclose(in);
+		}
+	}
+	closedir(dir);
+	fflush(stdout);
+}
+
+/*
+ * Wait for child @pid at most @secs seconds; past that, show where it is
+ * stuck (show_stuck()) and kill it, and wait 10 s more at most.  A hang
+ * then fails its test with a cause, and in bounded time.
+ * Return: its status, or -ETIMEDOUT.
+ */
+static inline int wait_child_within(pid_t pid, int secs)
+{
+	int status, tenths;
+	pid_t ret;
+
+	for (tenths = 0; ; tenths++) {
+		ret = waitpid(pid, &status, WNOHANG);
+		if (ret == pid)
+			return tenths > secs * 10 ? -ETIMEDOUT : status;
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+		if (tenths == secs * 10) {
+			printf("# FAIL process %d did not end within %d s\n",
+			       (int)pid, secs);
+			show_stuck(pid);
+			kill(pid, SIGKILL);
+		}
+		if (tenths >= secs * 10 + 100)
+			return -ETIMEDOUT;
+		usleep(100000);
+	}
 }
 
 static inline void stop_child(pid_t pid)

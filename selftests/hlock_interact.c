@@ -1411,9 +1411,11 @@ static int settle(void)
 	for (i = 0; i < NACTORS; i++) {
 		if (actors[i].stopped || !actors[i].busy)
 			continue;
-		if (!take_reply(&actors[i], 10000, &r))
+		if (!take_reply(&actors[i], 10000, &r)) {
+			show_stuck(actors[i].pid);
 			return fail("actor %d stuck in %s", i,
 				    op_names[actors[i].cmd.op]);
+		}
 	}
 	return 0;
 }
@@ -1481,9 +1483,11 @@ static int check_all(int me)
 				continue;
 			}
 			send_cmd(&actors[i], &c);
-			if (!take_reply(&actors[i], 10000, &r))
+			if (!take_reply(&actors[i], 10000, &r)) {
+				show_stuck(actors[i].pid);
 				return fail("actor %d does not answer the check",
 					    i);
+			}
 			if (failure[0])
 				return -1;
 			tickets += r.ticket;
@@ -1697,7 +1701,7 @@ int main(int argc, char **argv)
 	       seeds, steps, NACTORS, CHECK_EVERY);
 	for (seed = first; seed < first + seeds; seed++) {
 		if (run_seed(me, seed, steps)) {
-			printf("# %s\n", failure);
+			printf("# FAIL %s\n", failure);
 			printf("# reproduce: %s 1 %d %d -v\n", argv[0], steps,
 			       seed);
 			printf("not ok %d seed %d\n", seed - first + 1, seed);
