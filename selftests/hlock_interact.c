@@ -896,7 +896,12 @@ static int actor_check(struct reply *r)
 	 * it after.
 	 */
 	for (p = 0; p < NPATHS; p++) {
-		if (!a_m.count[p] || hlock_held(a_fd, paths[p]) > 0)
+		int held;
+
+		if (!a_m.count[p])
+			continue;
+		held = hlock_held(a_fd, paths[p]);
+		if (held > 0)
 			continue;
 		told = poll_events(a_fd) & POLLPRI;
 		if (!told) {
@@ -906,10 +911,22 @@ static int actor_check(struct reply *r)
 			return 1;
 		}
 		ret = hlock_unlock(a_fd, paths[p]);
+		/*
+		 * Not held, and told: lost.  An unlock says ESTALE once for a
+		 * lease taken over, ENOENT for what went with an ancestor's,
+		 * and EBUSY above the path of the request in flight, which
+		 * has its path to itself (an ancestor's lease may be taken
+		 * over between the look at it above and this one).
+		 */
 		if (ret != -ESTALE && ret != -ENOENT &&
-		    !(a_m.pending == p && ret >= 0)) {
+		    !(a_m.pending == p && ret >= 0) &&
+		    !(ret == -EBUSY && a_m.pending >= 0 &&
+		      below(a_m.pending, p))) {
 			snprintf(r->why, sizeof(r->why),
-				 "lost \"%s\": unlock says %d", paths[p], ret);
+				 "lost \"%s\" (%d acquisitions, held() %d, queued on \"%s\"): unlock says %d",
+				 paths[p], a_m.count[p], held,
+				 a_m.pending >= 0 ? paths[a_m.pending] : "-",
+				 ret);
 			return 1;
 		}
 		/* An unlock of the path of the queued request withdraws it. */
