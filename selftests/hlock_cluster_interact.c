@@ -1432,11 +1432,8 @@ static int act_check(struct reply *r)
 		ret = a_unlock(p, r);
 		if (ret == INT32_MIN)
 			return ret;
-		/* As in hlock_interact.c's check. */
 		if (ret != -ESTALE && ret != -ENOENT &&
-		    !(a_m.pending == p && ret >= 0) &&
-		    !(ret == -EBUSY && a_m.pending >= 0 &&
-		      below(a_m.pending, p)))
+		    !(a_m.pending == p && ret >= 0))
 			return afail(r, "lost \"%s\": unlock says %d",
 				     paths[p], ret);
 		/* An unlock of the path of the queued request withdraws it. */

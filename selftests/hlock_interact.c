@@ -911,20 +911,12 @@ static int actor_check(struct reply *r)
 			return 1;
 		}
 		ret = hlock_unlock(a_fd, paths[p]);
-		/*
-		 * Not held, and told: lost.  An unlock says ESTALE once for a
-		 * lease taken over, ENOENT for what went with an ancestor's,
-		 * and EBUSY above the path of the request in flight, which
-		 * has its path to itself (an ancestor's lease may be taken
-		 * over between the look at it above and this one).
-		 */
 		if (ret != -ESTALE && ret != -ENOENT &&
-		    !(a_m.pending == p && ret >= 0) &&
-		    !(ret == -EBUSY && a_m.pending >= 0 &&
-		      below(a_m.pending, p))) {
+		    !(a_m.pending == p && ret >= 0)) {
 			snprintf(r->why, sizeof(r->why),
-				 "lost \"%s\" (%d acquisitions, held() %d, queued on \"%s\"): unlock says %d",
-				 paths[p], a_m.count[p], held,
+				 "lost \"%s\" (%d acquisitions%s, held() %d, queued on \"%s\"): unlock says %d",
+				 paths[p], a_m.count[p],
+				 a_m.leased[p] ? ", leased" : "", held,
 				 a_m.pending >= 0 ? paths[a_m.pending] : "-",
 				 ret);
 			return 1;
