@@ -145,6 +145,7 @@
 
 #include "hlock.h"
 #include "hlock_helpers.h"
+#include "hlock_table_check.h"
 
 #define NACTORS		4
 #define CHECK_EVERY	10
@@ -178,22 +179,6 @@ static const int lock_modes[] = { HLOCK_IS, HLOCK_IX, HLOCK_S, HLOCK_SIX,
 
 /* ------------------------------------------------------------------ */
 /* Modes and paths. */
-
-/* Gray's matrix: whether modes @a and @b held together conflict. */
-static bool conflict(unsigned int a, unsigned int b)
-{
-	static const unsigned char bits[HLOCK_NR_MODES] = {
-		[HLOCK_IS] = 1 << HLOCK_X,
-		[HLOCK_IX] = 1 << HLOCK_S | 1 << HLOCK_SIX | 1 << HLOCK_X,
-		[HLOCK_S] = 1 << HLOCK_IX | 1 << HLOCK_SIX | 1 << HLOCK_X,
-		[HLOCK_SIX] = 1 << HLOCK_IX | 1 << HLOCK_S | 1 << HLOCK_SIX |
-			      1 << HLOCK_X,
-		[HLOCK_X] = 1 << HLOCK_IS | 1 << HLOCK_IX | 1 << HLOCK_S |
-			    1 << HLOCK_SIX | 1 << HLOCK_X,
-	};
-
-	return a < HLOCK_NR_MODES && b < HLOCK_NR_MODES && bits[a] >> b & 1;
-}
 
 /* Whether mode @a covers mode @b (IS < IX < SIX < X, IS < S < SIX). */
 static bool covers(unsigned int a, unsigned int b)
@@ -1737,175 +1722,14 @@ static int barrier(const char *name, const int64_t *data,
 	return 0;
 }
 
-/* ---- exclusion, from the node's own lock table (hlock_interact's) ---- */
+/* ---- exclusion, from the node's own lock table (hlock_table_check.h) ---- */
 
-static bool covers_intent(unsigned int held, unsigned int mode)
-{
-	if (mode == HLOCK_IS || mode == HLOCK_S)
-		return held != HLOCK_NL;
-	return held == HLOCK_IX || held == HLOCK_SIX || held == HLOCK_X;
-}
-
-struct grant {
-	char why[HLOCK_WHY_LEN];
-	char path[HLOCK_PATH_MAX + 1];
-	unsigned int mode;
-	uint64_t token;
-};
-
-struct trec {
-	const char *why;
-	const char *path;
-	unsigned int mode;
-	uint64_t token;
-};
-
-static int table_grants(void **buf, struct trec **out)
-{
-	const struct hlock_lock_record *rec;
-	struct trec *t;
-	int i, n, k = 0;
-
-	*out = NULL;
-	n = hlock_table_alloc(me, buf);
-	if (n < 0)
-		return n;
-	t = calloc(n + 1, sizeof(*t));
-	if (!t) {
-		free(*buf);
-		return -ENOMEM;
-	}
-	for (i = 0, rec = *buf; i < n; i++, rec = hlock_record_next(rec)) {
-		const struct hlock_record_ext *ext = hlock_record_ext(rec);
-
-		if (rec->state == HLOCK_STATE_WAITING || !ext ||
-		    !ext->why[0])
-			continue;
-		t[k].why = ext->why;
-		t[k].path = hlock_record_path(rec);
-		t[k].mode = rec->mode;
-		t[k].token = ext->token;
-		k++;
-	}
-	*out = t;
-	return k;
-}
-
-static void grant_of(struct grant *g, const struct trec *t)
-{
-	snprintf(g->why, sizeof(g->why), "%s", t->why);
-	snprintf(g->path, sizeof(g->path), "%s", t->path);
-	g->mode = t->mode;
-	g->token = t->token;
-}
-
-static bool same_grant(const struct grant *g, const struct trec *t)
-{
-	return g->mode == t->mode && g->token == t->token &&
-	       !strcmp(g->why, t->why) && !strcmp(g->path, t->path);
-}
-
-static void parent_of(const char *path, char *out, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-
-	if (n >= size)
-		n = size - 1;
-	memcpy(out, path, n);
-	out[n] = 0;
-}
-
-/* One look: 0 fine, 1 exclusion (@a, @b), 2 intent (@a lacks @b). */
-static int table_look(struct grant *a, struct grant *b)
-{
-	char parent[HLOCK_PATH_MAX + 1];
-	struct trec *t;
-	int i, j, n, ret = 0;
-	bool found;
-	void *buf;
-
-	n = table_grants(&buf, &t);
-	if (n < 0)
-		return n;
-	for (i = 0; i < n && !ret; i++) {
-		for (j = i + 1; j < n; j++) {
-			if (strcmp(t[i].path, t[j].path) ||
-			    !strcmp(t[i].why, t[j].why) ||
-			    !conflict(t[i].mode, t[j].mode))
-				continue;
-			grant_of(a, &t[i]);
-			grant_of(b, &t[j]);
-			ret = 1;
-			break;
-		}
-		if (ret || !t[i].path[0])
-			continue;
-		parent_of(t[i].path, parent, sizeof(parent));
-		found = false;
-		for (j = 0; j < n && !found; j++)
-			found = !strcmp(t[j].why, t[i].why) &&
-				!strcmp(t[j].path, parent) &&
-				covers_intent(t[j].mode, t[i].mode);
-		if (found)
-			continue;
-		grant_of(a, &t[i]);
-		snprintf(b->why, sizeof(b->why), "%s", t[i].why);
-		snprintf(b->path, sizeof(b->path), "%s", parent);
-		b->mode = HLOCK_NL;
-		ret = 2;
-	}
-	free(t);
-	free(buf);
-	return ret;
-}
-
-static bool table_still(int kind, const struct grant *a,
-			const struct grant *b)
-{
-	char parent[HLOCK_PATH_MAX + 1];
-	bool has_a = false, has_b = false, covered = false;
-	struct trec *t;
-	int i, n;
-	void *buf;
-
-	n = table_grants(&buf, &t);
-	if (n < 0)
-		return false;
-	parent_of(a->path, parent, sizeof(parent));
-	for (i = 0; i < n; i++) {
-		has_a |= same_grant(a, &t[i]);
-		has_b |= kind == 1 && same_grant(b, &t[i]);
-		covered |= kind == 2 && !strcmp(t[i].why, a->why) &&
-			   !strcmp(t[i].path, parent) &&
-			   covers_intent(t[i].mode, a->mode);
-	}
-	free(t);
-	free(buf);
-	return has_a && (kind == 1 ? has_b : !covered);
-}
-
-/*
- * The table is built locker by locker: a violation counts once two more
- * looks show the same grants (by their tokens).
- */
 static int table_check(const char *when)
 {
-	struct grant a, b;
-	int kind = table_look(&a, &b);
+	char msg[TABLE_MSG_LEN];
 
-	if (kind <= 0 || !table_still(kind, &a, &b) ||
-	    !table_still(kind, &a, &b))
-		return 0;
-	if (kind == 1)
-		return fail("%s: the table: %s holds %s on \"%s\" (token %llu), %s holds %s (token %llu)",
-			    when, a.why, hlock_mode_name(a.mode), a.path,
-			    (unsigned long long)a.token, b.why,
-			    hlock_mode_name(b.mode),
-			    (unsigned long long)b.token);
-	return fail("%s: the table: %s holds %s on \"%s\" (token %llu), not the intent on \"%s\"",
-		    when, a.why, hlock_mode_name(a.mode), a.path,
-		    (unsigned long long)a.token, b.path);
+	return table_violation(me, msg, sizeof(msg)) ?
+	       fail("%s: the table: %s", when, msg) : 0;
 }
 
 /* ---- actors ---- */
