@@ -28,6 +28,10 @@
 
 #include "hlock.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(arr) (sizeof(arr) / sizeof((arr)[0]))
+#endif
+
 #define MS		1000000LL
 #define SEC		(1000 * MS)
 /* The longest a grant we expect to have happened may take to show. */
@@ -192,7 +196,7 @@ static inline void show_stuck(pid_t pid)
 
 		if (d->d_name[0] == '.')
 			continue;
-		for (i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(what); i++) {
 			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/%s",
 				 (int)pid, d->d_name, what[i]);
 			in = fopen(path, "r");
