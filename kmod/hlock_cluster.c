@@ -470,9 +470,11 @@ static void hl_cluster_stop_works(struct hl_cluster *cl)
 /* After a join the DLM refused, the next waits this long at least. */
 #define HL_JOIN_RETRY_MS	1000
 
-/* When the next join may ask the DLM (jiffies). */
+/*
+ * When the next join may ask the DLM (jiffies; 0: now).  One word, read
+ * and written whole: a join that races a refusal may ask once more.
+ */
 static unsigned long hl_join_after;
-static DEFINE_SPINLOCK(hl_join_lock);
 
 /* The names of the directories of HL_DLM_COMMS (hl_comms_ready()). */
 struct hl_comms {
@@ -560,11 +562,8 @@ static bool hl_comms_ready(void)
  */
 static int hl_join_ready(void)
 {
-	unsigned long after;
+	unsigned long after = READ_ONCE(hl_join_after);
 
-	spin_lock(&hl_join_lock);
-	after = hl_join_after;
-	spin_unlock(&hl_join_lock);
 	if (after && time_before(jiffies, after))
 		return -EAGAIN;
 	return hl_comms_ready() ? 0 : -ENOTCONN;
@@ -573,9 +572,8 @@ static int hl_join_ready(void)
 /* The DLM refused a join: the next waits HL_JOIN_RETRY_MS. */
 static void hl_join_refused(void)
 {
-	spin_lock(&hl_join_lock);
-	hl_join_after = jiffies + msecs_to_jiffies(HL_JOIN_RETRY_MS) ?: 1;
-	spin_unlock(&hl_join_lock);
+	WRITE_ONCE(hl_join_after,
+		   jiffies + msecs_to_jiffies(HL_JOIN_RETRY_MS) ?: 1);
 }
 
 /**
