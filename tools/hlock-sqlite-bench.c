@@ -5,7 +5,7 @@
  * (lib/sqlite/), side by side in one run.
  *
  *   hlock-sqlite-bench [-n N] [-t SECONDS] [-r ROUNDS] [-d DIR]
- *                      [-j delete|wal] [-l writers|readers]
+ *                      [-j delete|wal] [-l writers|readers|alone]
  *
  * For each journal mode (DELETE, WAL; -j one of them) and each load (-l
  * one of them):
@@ -13,17 +13,24 @@
  *            IMMEDIATE ... COMMIT) back to back;
  *   readers  N processes, each reading the whole of a small table in a
  *            read transaction back to back, and 1 writer as above;
+ *   alone    the writer of "readers" with nobody beside it: the time
+ *            its statements take when they wait for no lock, the floor
+ *            under every wait of the readers load;
  * both VFSs run for SECONDS each, with a 10 s busy timeout, on a new
  * database in DIR.  The rounds are interleaved (each round runs every
  * candidate, the VFS that starts alternating), and the figures are
  * summed (transactions) or pooled (the writer's transaction times) over
- * the rounds.  It reports transactions per second, and under the readers
- * load the writer's longest wait and its 99th percentile: the time its
- * BEGIN IMMEDIATE and its COMMIT took, the statements that take the
- * locks (RESERVED, EXCLUSIVE; in WAL mode the WAL's write lock), not the
- * UPDATE between them; then hlock's throughput over unix's and unix's
- * waits over hlock's, and the transactions that failed with SQLITE_BUSY
- * (a wait longer than the busy timeout: rolled back, counted).  Nothing
+ * the rounds.  It reports transactions per second, and the writers'
+ * longest wait and its 99th percentile: the time a writer's BEGIN
+ * IMMEDIATE and its COMMIT took, the statements that take the locks
+ * (RESERVED, EXCLUSIVE; in WAL mode the WAL's write lock), not the UPDATE
+ * between them; under the readers load also the longest and the shortest
+ * read transaction (BEGIN to COMMIT), as in rollback mode an EXCLUSIVE
+ * lock must wait out the read transactions under way, whatever the VFS,
+ * and anyone's longest wait there (a write's or a read's); then hlock's
+ * throughput over unix's, unix's waits over hlock's, and the
+ * transactions that failed with SQLITE_BUSY (a wait longer than the busy
+ * timeout: rolled back, counted).  Nothing
  * here asserts a threshold: it reports.  Any other SQLite error ends the
  * run with status 1.  After the tables come one line per figure, "bench:
  * KEY VALUE", for scripts; `make bench` (scripts/bench) runs it in a VM
@@ -54,10 +61,13 @@
 #define MAX_LAT		200000
 #define MAX_PROCS	64
 
-enum load { WRITERS, READERS, NR_LOADS };
+enum load { WRITERS, READERS, ALONE, NR_LOADS };
 enum vfs { UNIX, HLOCK, NR_VFS };
 
-static const char *const load_name[NR_LOADS] = { "writers", "readers" };
+static const char *const load_name[NR_LOADS] = { "writers", "readers", "alone" };
+static const char *const load_title[NR_LOADS] = {
+	"N writers", "N readers+1 writer", "1 writer alone"
+};
 static const char *const vfs_name[NR_VFS] = { "unix", "hlock" };
 static const char *const mode_name[2] = { "delete", "wal" };
 
@@ -67,6 +77,8 @@ struct figures {
 	long long reads;
 	long long busy;
 	long long seconds_ns;
+	int64_t read_max_ns;
+	int64_t read_min_ns;	/* negated, so that i64_max() keeps it */
 	int nr_lat;
 	int64_t lat_ns[MAX_LAT];
 };
@@ -158,9 +170,20 @@ static void create_db(const char *path, enum vfs v, int wal)
 	sqlite3_close(db);
 }
 
+/* *@max = the larger of *@max and @v, in memory the workers share. */
+static void i64_max(int64_t *max, int64_t v)
+{
+	int64_t old = __atomic_load_n(max, __ATOMIC_RELAXED);
+
+	while (v > old &&
+	       !__atomic_compare_exchange_n(max, &old, v, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 /* A worker: write or read transactions until told to stop. */
 static void worker(struct shared *sh, struct figures *fig, const char *path,
-		   enum vfs v, int wal, bool writes, bool timed)
+		   enum vfs v, int wal, bool writes)
 {
 	unsigned int seed = (unsigned int)getpid();
 	sqlite3_stmt *upd, *rd;
@@ -189,13 +212,11 @@ static void worker(struct shared *sh, struct figures *fig, const char *path,
 				continue;
 			wait += now_ns() - t0;
 			__atomic_add_fetch(&fig->writes, 1, __ATOMIC_RELAXED);
-			if (timed) {
-				i = __atomic_fetch_add(&fig->nr_lat, 1,
-						       __ATOMIC_RELAXED);
-				if (i < MAX_LAT)
-					fig->lat_ns[i] = wait;
-			}
+			i = __atomic_fetch_add(&fig->nr_lat, 1, __ATOMIC_RELAXED);
+			if (i < MAX_LAT)
+				fig->lat_ns[i] = wait;
 		} else {
+			t0 = now_ns();
 			exec(db, "BEGIN");
 			c = sqlite3_step(rd);
 			sqlite3_reset(rd);
@@ -210,6 +231,9 @@ static void worker(struct shared *sh, struct figures *fig, const char *path,
 			if (!try_exec(db, "COMMIT", fig))
 				continue;
 			__atomic_add_fetch(&fig->reads, 1, __ATOMIC_RELAXED);
+			wait = now_ns() - t0;
+			i64_max(&fig->read_max_ns, wait);
+			i64_max(&fig->read_min_ns, -wait);
 		}
 	}
 	sqlite3_finalize(upd);
@@ -233,15 +257,18 @@ static void run(struct shared *sh, const char *dir, int n, int seconds,
 	/* Nothing buffered for the children to print again. */
 	fflush(NULL);
 	t0 = now_ns();
-	for (i = 0; i < n + (l == READERS); i++) {
-		/* Under the readers load, the last one writes, and is timed. */
-		bool writes = l == WRITERS || i == n;
+	for (i = l == ALONE ? n : 0; i < n + (l != WRITERS); i++) {
+		/*
+		 * Under the readers load, the last one writes; alone, it is
+		 * the only one.
+		 */
+		bool writes = l != READERS || i == n;
 
 		pids[nr] = fork();
 		if (pids[nr] < 0)
 			die("fork", NULL);
 		if (!pids[nr])
-			worker(sh, fig, path, v, wal, writes, l == READERS);
+			worker(sh, fig, path, v, wal, writes);
 		nr++;
 	}
 	usleep((useconds_t)seconds * 1000000);
@@ -267,6 +294,12 @@ static bool wanted(const char *only, const char *name)
 	return !only || !strcmp(only, name);
 }
 
+/* The shortest read transaction in microseconds, 0 when none was read. */
+static double read_min_us(const struct figures *f)
+{
+	return f->reads ? (double)-f->read_min_ns / 1e3 : 0;
+}
+
 static double tps(const struct figures *f)
 {
 	return f->seconds_ns ? (double)(f->writes + f->reads) * 1e9 /
@@ -277,7 +310,7 @@ int main(int argc, char **argv)
 {
 	int n = 4, seconds = 3, rounds = 2, r, wal, l, k, c;
 	const char *dir = "/tmp", *only_mode = NULL, *only_load = NULL;
-	double t[NR_VFS], p99[NR_VFS], mx[NR_VFS];
+	double t[NR_VFS], p99[NR_VFS], mx[NR_VFS], worst[NR_VFS];
 	struct shared *sh;
 
 	while ((c = getopt(argc, argv, "n:t:r:d:j:l:h")) != -1) {
@@ -289,7 +322,7 @@ int main(int argc, char **argv)
 		case 'j': only_mode = optarg; break;
 		case 'l': only_load = optarg; break;
 		default:
-			fprintf(stderr, "usage: hlock-sqlite-bench [-n N] [-t SECONDS] [-r ROUNDS] [-d DIR] [-j delete|wal] [-l writers|readers]\n");
+			fprintf(stderr, "usage: hlock-sqlite-bench [-n N] [-t SECONDS] [-r ROUNDS] [-d DIR] [-j delete|wal] [-l writers|readers|alone]\n");
 			return 2;
 		}
 	}
@@ -297,8 +330,9 @@ int main(int argc, char **argv)
 	    (only_mode && strcmp(only_mode, mode_name[0]) &&
 	     strcmp(only_mode, mode_name[1])) ||
 	    (only_load && strcmp(only_load, load_name[WRITERS]) &&
-	     strcmp(only_load, load_name[READERS]))) {
-		fprintf(stderr, "hlock-sqlite-bench: -n 1 to %d, -t and -r at least 1, -j delete or wal, -l writers or readers\n",
+	     strcmp(only_load, load_name[READERS]) &&
+	     strcmp(only_load, load_name[ALONE]))) {
+		fprintf(stderr, "hlock-sqlite-bench: -n 1 to %d, -t and -r at least 1, -j delete or wal, -l writers, readers or alone\n",
 			MAX_PROCS);
 		return 2;
 	}
@@ -309,6 +343,10 @@ int main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		die("mmap", NULL);
 	memset(sh, 0, sizeof(*sh));
+	for (wal = 0; wal < 2; wal++)
+		for (l = 0; l < NR_LOADS; l++)
+			for (k = 0; k < NR_VFS; k++)
+				sh->fig[wal][l][k].read_min_ns = INT64_MIN;
 
 	printf("SQLite %s, %d processes, %d s per run, %d rounds, busy timeout %d ms\n",
 	       sqlite3_libversion(), n, seconds, rounds, BUSY_MS);
@@ -325,10 +363,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	printf("%-7s %-18s %9s %10s %6s %9s %11s %12s %11s %12s %6s\n",
+	printf("%-7s %-18s %9s %10s %6s %9s %11s %12s %11s %12s %6s %15s %13s\n",
 	       "journal", "load", "unix tx/s", "hlock tx/s", "x unix",
 	       "busy u/h", "unix max us", "hlock max us", "unix p99 us",
-	       "hlock p99 us", "max /");
+	       "hlock p99 us", "max /", "read max us u/h", "min us u/h");
 	for (wal = 0; wal < 2; wal++) {
 		for (l = 0; l < NR_LOADS; l++) {
 			if (!wanted(only_mode, mode_name[wal]) ||
@@ -348,16 +386,19 @@ int main(int argc, char **argv)
 				}
 			}
 			printf("%-7s %-18s %9.0f %10.0f %6.2f %4lld/%-4lld",
-			       mode_name[wal],
-			       l == WRITERS ? "N writers" : "N readers+1 writer",
+			       mode_name[wal], load_title[l],
 			       t[UNIX], t[HLOCK], t[UNIX] ? t[HLOCK] / t[UNIX] : 0,
 			       sh->fig[wal][l][UNIX].busy,
 			       sh->fig[wal][l][HLOCK].busy);
+			printf(" %11.0f %12.0f %11.0f %12.0f %6.1f",
+			       mx[UNIX], mx[HLOCK], p99[UNIX], p99[HLOCK],
+			       mx[HLOCK] ? mx[UNIX] / mx[HLOCK] : 0);
 			if (l == READERS)
-				printf(" %11.0f %12.0f %11.0f %12.0f %6.1f\n",
-				       mx[UNIX], mx[HLOCK], p99[UNIX],
-				       p99[HLOCK],
-				       mx[HLOCK] ? mx[UNIX] / mx[HLOCK] : 0);
+				printf(" %7.0f/%-7.0f %6.0f/%-6.0f\n",
+				       (double)sh->fig[wal][l][UNIX].read_max_ns / 1e3,
+				       (double)sh->fig[wal][l][HLOCK].read_max_ns / 1e3,
+				       read_min_us(&sh->fig[wal][l][UNIX]),
+				       read_min_us(&sh->fig[wal][l][HLOCK]));
 			else
 				printf("\n");
 			for (k = 0; k < NR_VFS; k++) {
@@ -369,24 +410,40 @@ int main(int argc, char **argv)
 				printf("bench: sqlite.%s.%s.%s.busy %lld\n",
 				       mode_name[wal], key, vfs_name[k], f->busy);
 				if (l == READERS) {
-					printf("bench: sqlite.%s.%s.%s.writes %lld\n",
+					printf("bench: sqlite.%s.%s.%s.reader_max_us %.0f\n",
 					       mode_name[wal], key, vfs_name[k],
-					       f->writes);
-					printf("bench: sqlite.%s.%s.%s.writer_max_us %.0f\n",
+					       (double)f->read_max_ns / 1e3);
+					printf("bench: sqlite.%s.%s.%s.reader_min_us %.0f\n",
 					       mode_name[wal], key, vfs_name[k],
-					       mx[k]);
-					printf("bench: sqlite.%s.%s.%s.writer_p99_us %.0f\n",
-					       mode_name[wal], key, vfs_name[k],
-					       p99[k]);
+					       read_min_us(f));
 				}
+				printf("bench: sqlite.%s.%s.%s.writes %lld\n",
+				       mode_name[wal], key, vfs_name[k], f->writes);
+				printf("bench: sqlite.%s.%s.%s.writer_max_us %.0f\n",
+				       mode_name[wal], key, vfs_name[k], mx[k]);
+				printf("bench: sqlite.%s.%s.%s.writer_p99_us %.0f\n",
+				       mode_name[wal], key, vfs_name[k], p99[k]);
 			}
 			printf("bench: sqlite.%s.%s.tps_x_unix %.2f\n",
 			       mode_name[wal], load_name[l],
 			       t[UNIX] ? t[HLOCK] / t[UNIX] : 0);
-			if (l == READERS)
-				printf("bench: sqlite.%s.%s.writer_max_unix_over_hlock %.1f\n",
+			printf("bench: sqlite.%s.%s.writer_max_unix_over_hlock %.1f\n",
+			       mode_name[wal], load_name[l],
+			       mx[HLOCK] ? mx[UNIX] / mx[HLOCK] : 0);
+			if (l == READERS) {
+				/* Anyone's longest wait: a write's or a read's. */
+				for (k = 0; k < NR_VFS; k++) {
+					double rd = (double)sh->fig[wal][l][k].read_max_ns / 1e3;
+
+					worst[k] = rd > mx[k] ? rd : mx[k];
+				}
+				printf("bench: sqlite.%s.%s.anyone_max_us %.0f %.0f\n",
+				       mode_name[wal], load_name[l], worst[UNIX],
+				       worst[HLOCK]);
+				printf("bench: sqlite.%s.%s.anyone_max_hlock_over_unix %.2f\n",
 				       mode_name[wal], load_name[l],
-				       mx[HLOCK] ? mx[UNIX] / mx[HLOCK] : 0);
+				       worst[UNIX] ? worst[HLOCK] / worst[UNIX] : 0);
+			}
 		}
 	}
 	return 0;
