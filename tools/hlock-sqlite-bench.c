@@ -30,12 +30,11 @@
  * and anyone's longest wait there (a write's or a read's); then hlock's
  * throughput over unix's, unix's waits over hlock's, and the
  * transactions that failed with SQLITE_BUSY (a wait longer than the busy
- * timeout: rolled back, counted).  Nothing
- * here asserts a threshold: it reports.  Any other SQLite error ends the
- * run with status 1.  After the tables come one line per figure, "bench:
- * KEY VALUE", for scripts; `make bench` (scripts/bench) runs it in a VM
- * whose clock counts instructions (vm-run --icount), which the host's
- * load does not move.
+ * timeout: rolled back, counted).  Nothing here asserts a threshold: it
+ * reports.  Any other SQLite error ends the run with status 1.  After the
+ * tables come one line per figure, "bench: KEY VALUE", for scripts; `make
+ * bench` (scripts/bench) runs it in a VM whose clock counts instructions
+ * (vm-run --icount), which the host's load does not move.
  */
 #define _GNU_SOURCE
 #include <errno.h>
