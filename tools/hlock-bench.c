@@ -47,6 +47,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/sem.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
@@ -987,6 +988,8 @@ static int opt_rounds = 21;
 static int64_t opt_single_ns = 40 * MSEC;	/* per candidate and round */
 static int64_t opt_handoff_ns = 250 * MSEC;
 static long opt_held = 1000;
+/* -M: held S locks the memory figure is taken over (0: none). */
+static unsigned int opt_mem_locks;
 static int opt_trials = 5;
 static int opt_readers = 3;
 static int64_t opt_hold_ns = 1 * MSEC;
@@ -1268,6 +1271,94 @@ static void sections_1_2(void)
  * --icount: 1 ns per instruction), so that "ns" are instructions: figures
  * the host's load does not move.
  */
+/* --- Memory: slab per held lock -------------------------------------------- */
+
+/*
+ * The kernel's slab and vmalloc'ed memory, in bytes (/proc/meminfo's Slab
+ * and VmallocUsed lines): a big hash table (a locker's index) is
+ * vmalloc'ed.
+ */
+static long slab_bytes(void)
+{
+	long kb, slab = -1, vmalloc = -1;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		die("/proc/meminfo: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Slab: %ld kB", &kb) == 1)
+			slab = kb;
+		else if (sscanf(line, "VmallocUsed: %ld kB", &kb) == 1)
+			vmalloc = kb;
+	}
+	fclose(f);
+	if (slab < 0 || vmalloc < 0)
+		die("/proc/meminfo: no Slab or VmallocUsed line");
+	return (slab + vmalloc) * 1024;
+}
+
+/*
+ * What one held S lock on a resource of its own costs in slab (and
+ * vmalloc): one locker takes S on db/c0 to db/cN-1, each new (the
+ * resource, its request, the table's and the locker's share of their
+ * hashes; db and the root are held once for all).  Beside it, N flock'ed tmpfs files, each open file,
+ * inode, dentry and lock counted.  The slab is read once the VM is quiet
+ * otherwise; what moves meanwhile is a few kB in all.
+ */
+static void section_memory(unsigned int n)
+{
+	long before, after, flk;
+	struct rlimit lim;
+	char path[64];
+	unsigned int i;
+	int fd, *fds;
+
+	fd = hlock_open();
+	if (fd < 0)
+		die("%s: %s", HLOCK_DEVICE, strerror(-fd));
+	/* db and the root exist and are held, once for all. */
+	if (hlock_lock(fd, "db", HLOCK_IS, 0, 0))
+		die("IS on db");
+	before = slab_bytes();
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "db/c%u", i);
+		if (hlock_lock(fd, path, HLOCK_S, 0, 0))
+			die("S on %s", path);
+	}
+	after = slab_bytes();
+	close(fd);
+	fds = calloc(n, sizeof(*fds));
+	if (!fds)
+		die("out of memory");
+	/* A descriptor per file (root in the VM may raise the limit). */
+	lim.rlim_cur = lim.rlim_max = n + 64;
+	if (setrlimit(RLIMIT_NOFILE, &lim))
+		die("RLIMIT_NOFILE %u: %s", n + 64, strerror(errno));
+	flk = slab_bytes();
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), LOCK_DIR "/hlock-bench-m%u", i);
+		fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fds[i] < 0 || flock(fds[i], LOCK_SH))
+			die("%s: %s", path, strerror(errno));
+	}
+	flk = slab_bytes() - flk;
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), LOCK_DIR "/hlock-bench-m%u", i);
+		close(fds[i]);
+		unlink(path);
+	}
+	free(fds);
+	printf("\nMemory: slab and vmalloc per held lock, %u of them in one process (/proc/meminfo)\n",
+	       n);
+	printf("  hlock S on db/cN, each new:            %6ld bytes\n",
+	       (after - before) / n);
+	printf("  flock LOCK_SH on a tmpfs file of its own: %3ld bytes (file, inode, dentry, lock)\n",
+	       flk / n);
+	figure("memory.slab_per_s_lock %ld\n", (after - before) / n);
+	figure("memory.slab_per_flock_file %ld\n", flk / n);
+}
+
 static void section_icount(void)
 {
 	struct cand *null = cand_by_key(SINGLE, "null_ioctl_pair");
@@ -1308,6 +1399,8 @@ static void section_icount(void)
 	}
 	for (i = 0; i < nr_cands; i++)
 		single_figures(&cands[i], "icount", "instructions");
+	if (opt_mem_locks)
+		section_memory(opt_mem_locks);
 }
 
 /* --- Section 3: a writer behind overlapping readers ------------------------ */
@@ -1442,7 +1535,7 @@ static void section_4(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: hlock-bench [-S | -I] [-r rounds] [-t ms] [-w ms] [-H held] [-T trials] [-v]\n"
+		"usage: hlock-bench [-S | -I [-M locks]] [-r rounds] [-t ms] [-w ms] [-H held] [-T trials] [-v]\n"
 		"  -S          section 4 (scaling on 2 CPUs) instead of sections 1-3\n"
 		"  -I          section 1 only, with S pairs too, in instructions (vm-run --icount)\n"
 		"  -r rounds   interleaved rounds (sections 1, 2 and 4; default 21, -S 11)\n"
@@ -1450,6 +1543,7 @@ static void usage(void)
 		"  -w ms       per handoff or scaling run (default 250, -S 400)\n"
 		"  -H held     resources the 'holding many' locker holds (default 1000)\n"
 		"  -T trials   writer-wait runs per candidate (default 5)\n"
+		"  -M locks    with -I, also the slab per held S lock, over this many (0: not)\n"
 		"  -v          also every round's ns per operation, on stderr\n");
 	exit(64);
 }
@@ -1479,8 +1573,11 @@ int main(int argc, char **argv)
 	const char *no_uring;
 	int fd;
 
-	while ((c = getopt(argc, argv, "ISr:t:w:H:T:v")) != -1) {
+	while ((c = getopt(argc, argv, "ISr:t:w:H:T:M:v")) != -1) {
 		switch (c) {
+		case 'M':
+			opt_mem_locks = num_arg(optarg, 0, 1000000);
+			break;
 		case 'I':
 			icount = 1;
 			break;
