@@ -152,13 +152,9 @@ void hl_head_init(struct hl_head *h, struct hl_head *parent)
 
 	for (i = 0; i < HLOCK_NR_MODES; i++) {
 		INIT_HLIST_HEAD(&h->granted[i]);
-		INIT_LIST_HEAD(&h->queue[i]);
 		h->granted_count[i] = 0;
-		h->wait_count[i] = 0;
-		h->conv_count[i] = 0;
 	}
-	for (i = 0; i < HL_NR_CONV; i++)
-		INIT_LIST_HEAD(&h->convq[i]);
+	h->wq = NULL;
 	h->granted_mask = 0;
 	h->wait_mask = 0;
 	h->conv_mask = 0;
@@ -295,7 +291,7 @@ static struct hl_req *first_req(struct list_head *l)
  *
  * Context: head lock held.
  * Return: the first waiter, in queue order, among the modes not in @skip,
- * or NULL.
+ * or NULL (also when nothing ever waited on @h).
  */
 struct hl_req *hl_queue_first(struct hl_head *h, unsigned int skip)
 {
@@ -303,10 +299,12 @@ struct hl_req *hl_queue_first(struct hl_head *h, unsigned int skip)
 	unsigned int m;
 
 	hl_assert_head_locked(h);
+	if (!h->wq)
+		return NULL;
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++) {
 		if (skip & hl_mode_bit(m))
 			continue;
-		r = first_req(&h->queue[m]);
+		r = first_req(&h->wq->queue[m]);
 		if (r && (!best || r->seq < best->seq))
 			best = r;
 	}
@@ -384,8 +382,8 @@ static void convert_done(struct hl_head *h, struct hl_req *req,
 static void conv_remove(struct hl_head *h, struct hl_req *req)
 {
 	list_del(&req->conv_node);
-	count_sub(h->conv_count, &h->conv_mask, req->convert, 1);
-	count_sub(h->wait_count, &h->wait_mask, req->convert, 1);
+	count_sub(h->wq->conv_count, &h->conv_mask, req->convert, 1);
+	count_sub(h->wq->wait_count, &h->wait_mask, req->convert, 1);
 	req->convert = HLOCK_NL;
 	req->state = HL_GRANTED;
 }
@@ -458,9 +456,10 @@ static struct hl_req *conv_next(struct hl_head *h)
 	if (!h->conv_mask)
 		return NULL;
 	for (i = 0; i < HL_NR_CONV; i++) {
-		if (list_empty(&h->convq[i]))
+		if (list_empty(&h->wq->convq[i]))
 			continue;
-		r = list_first_entry(&h->convq[i], struct hl_req, conv_node);
+		r = list_first_entry(&h->wq->convq[i], struct hl_req,
+				     conv_node);
 		if (hl_conflicts(r->convert, others_mask(h, r)) ||
 		    !node_allows_convert(h, r->convert))
 			continue;
@@ -508,14 +507,16 @@ static void queue_changed(struct hl_head *h, struct hl_grants *g, bool ahead)
 	if (!hl_deadlock_detect())
 		return;
 	if (ahead) {
-		for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
-			list_for_each_entry(req, &h->queue[m], node)
+		for (m = HLOCK_IS; h->wq && m < HLOCK_NR_MODES; m++)
+			list_for_each_entry(req, &h->wq->queue[m], node)
 				dl_recheck(req, g);
 		return;
 	}
 	/* A head alone in its queue is waited for by no new waiter. */
+	if (!h->wq)
+		return;
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
-		queued += h->wait_count[m] - h->conv_count[m];
+		queued += h->wq->wait_count[m] - h->wq->conv_count[m];
 	if (queued > 1)
 		dl_recheck(hl_queue_first(h, 0), g);
 }
@@ -587,7 +588,7 @@ static void grant_pass(struct hl_head *h, struct hl_grants *g)
 		}
 		first = false;
 		list_del(&req->node);
-		count_sub(h->wait_count, &h->wait_mask, req->mode, 1);
+		count_sub(h->wq->wait_count, &h->wait_mask, req->mode, 1);
 		grant_add(h, req);
 		wait_end(req);
 		hl_grant_notify(req->locker, g);
@@ -662,6 +663,32 @@ static void notify_holders(struct hl_head *h, const struct hl_req *waiter,
 }
 
 /*
+ * The queues of @h, which @req is about to wait in: the ones of its locker
+ * (hl_locker's spare_wq) if @h has none yet.  Context: head lock, and the
+ * locker lock of @req's locker, whose operation has a spare (op_level()).
+ */
+static struct hl_waitq *head_waitq(struct hl_head *h, struct hl_req *req)
+{
+	struct hl_locker *lk = req->locker;
+	struct hl_waitq *wq = h->wq;
+	unsigned int i;
+
+	if (likely(wq))
+		return wq;
+	wq = lk->spare_wq;
+	lk->spare_wq = NULL;
+	for (i = 0; i < HLOCK_NR_MODES; i++) {
+		INIT_LIST_HEAD(&wq->queue[i]);
+		wq->wait_count[i] = 0;
+		wq->conv_count[i] = 0;
+	}
+	for (i = 0; i < HL_NR_CONV; i++)
+		INIT_LIST_HEAD(&wq->convq[i]);
+	h->wq = wq;
+	return wq;
+}
+
+/*
  * Queue or grant a new request for req->mode on @h.  Return: true when
  * granted at once.
  */
@@ -675,16 +702,18 @@ static bool head_request(struct hl_head *h, struct hl_req *req,
 	    (hl_conflicts(m, h->granted_mask) ||
 	     (!h->compat_first && hl_conflicts(m, h->wait_mask)) ||
 	     !node_allows(h, m, 0))) {
+		struct hl_waitq *wq = head_waitq(h, req);
+
 		req->state = HL_WAITING;
 		req->part = NULL;
 		if (req->flags & HL_RF_FRONT) {
 			req->seq = --h->front_seq;
-			list_add(&req->node, &h->queue[m]);
+			list_add(&req->node, &wq->queue[m]);
 		} else {
 			req->seq = ++h->back_seq;
-			list_add_tail(&req->node, &h->queue[m]);
+			list_add_tail(&req->node, &wq->queue[m]);
 		}
-		count_add(h->wait_count, &h->wait_mask, m, 1);
+		count_add(h->wq->wait_count, &h->wait_mask, m, 1);
 		wait_begin(req);
 		node_changed(h);
 		return false;
@@ -724,9 +753,9 @@ static bool head_convert(struct hl_head *h, struct hl_req *req,
 	req->refused = false;
 	req->seq = ++h->back_seq;
 	list_add_tail(&req->conv_node,
-		      &h->convq[conv_slot[req->mode][target] - 1]);
-	count_add(h->conv_count, &h->conv_mask, target, 1);
-	count_add(h->wait_count, &h->wait_mask, target, 1);
+		      &head_waitq(h, req)->convq[conv_slot[req->mode][target] - 1]);
+	count_add(h->wq->conv_count, &h->conv_mask, target, 1);
+	count_add(h->wq->wait_count, &h->wait_mask, target, 1);
 	wait_begin(req);
 	node_changed(h);
 	return false;
@@ -742,7 +771,7 @@ static void head_cancel(struct hl_head *h, struct hl_req *req,
 	if (req->state == HL_WAITING) {
 		head = hl_deadlock_detect() && hl_queue_first(h, 0) == req;
 		list_del(&req->node);
-		count_sub(h->wait_count, &h->wait_mask, req->mode, 1);
+		count_sub(h->wq->wait_count, &h->wait_mask, req->mode, 1);
 	} else {
 		conv_remove(h, req);
 		req->convert_flags = 0;
@@ -926,6 +955,7 @@ void hl_locker_init(struct hl_locker *lk, struct hl_graph *graph)
 	lk->max_reqs = UINT_MAX;
 	lk->last = NULL;
 	lk->nr_spare = 0;
+	lk->spare_wq = NULL;
 	for (b = 0; b < ARRAY_SIZE(lk->index_inline); b++)
 		INIT_HLIST_HEAD(&lk->index_inline[b]);
 	lk->graph = graph;
@@ -1023,6 +1053,16 @@ void hl_locker_add_spare(struct hl_locker *lk, struct hl_req *req)
 	lk->spare[lk->nr_spare++] = req;
 }
 
+/**
+ * hl_locker_add_waitq() - Give the locker spare queues.
+ * @lk: The locker; hl_locker_waitq_needed() is true.
+ * @wq: The queues, allocated by the caller; the core initialises them.
+ */
+void hl_locker_add_waitq(struct hl_locker *lk, struct hl_waitq *wq)
+{
+	lk->spare_wq = wq;
+}
+
 /* Keep a request that was released for the next path, or free it. */
 static void spare_put(struct hl_locker *lk, struct hl_req *req)
 {
@@ -1033,13 +1073,16 @@ static void spare_put(struct hl_locker *lk, struct hl_req *req)
 }
 
 /**
- * hl_locker_drop_spares() - Free the locker's spare requests.
+ * hl_locker_drop_spares() - Free the locker's spare requests and queues.
  * @lk: The locker, going away.
  */
 void hl_locker_drop_spares(struct hl_locker *lk)
 {
 	while (lk->nr_spare)
 		hl_req_free(lk->spare[--lk->nr_spare]);
+	if (lk->spare_wq)
+		hl_waitq_free(lk->spare_wq);
+	lk->spare_wq = NULL;
 }
 
 /* Whether mode @m needs IX (not only IS) on the ancestors. */
@@ -1291,6 +1334,19 @@ static int op_level(struct hl_locker *lk, unsigned int *known,
 	struct hl_req *req;
 	int ret;
 
+	/*
+	 * An earlier level waited on a head that had no queues, and took
+	 * the spare: this one may need them too.  The section ends
+	 * meanwhile, so the heads not held are looked up again.
+	 */
+	if (unlikely(!lk->spare_wq)) {
+		hl_rcu_unlock();
+		ret = hl_waitq_refill(lk);
+		hl_rcu_lock();
+		*known = 0;
+		if (ret)
+			return ret;
+	}
 	do {
 		h = op->heads[l];
 		while (l >= *known || READ_ONCE(h->dead)) {
@@ -1851,7 +1907,7 @@ bool hl_node_tries_only(const struct hl_head *h)
 	if (!h->try_waiting)
 		return false;
 	for (m = 0; m < HLOCK_NR_MODES; m++)
-		waiting += h->wait_count[m];
+		waiting += h->wq->wait_count[m];
 	return waiting == h->try_waiting;
 }
 
@@ -1879,7 +1935,7 @@ bool hl_node_only(const struct hl_head *h, const struct hl_req *req)
 		others = h->granted_mask | h->wait_mask;
 		if (after_remote(h, req->seq))
 			others |= h->remote_mask;
-		if (h->wait_count[m] == 1)
+		if (h->wq->wait_count[m] == 1)
 			others &= ~hl_mode_bit(m);
 	}
 	return !hl_conflicts(m, others) && !hl_covers(h->node_mode, m);
@@ -1958,14 +2014,16 @@ void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g)
 
 	hl_assert_head_locked(h);
 	for (m = 0; m < HLOCK_NR_MODES; m++) {
-		list_for_each_entry(req, &h->queue[m], node)
-			if (!req_of_try(req))
-				hl_grant_notify(req->locker, g);
 		hlist_for_each_entry(req, &h->granted[m], gnode)
 			hl_note_lost(req);
+		if (!h->wq)
+			continue;
+		list_for_each_entry(req, &h->wq->queue[m], node)
+			if (!req_of_try(req))
+				hl_grant_notify(req->locker, g);
 	}
-	for (i = 0; i < HL_NR_CONV; i++)
-		list_for_each_entry(req, &h->convq[i], conv_node)
+	for (i = 0; h->wq && i < HL_NR_CONV; i++)
+		list_for_each_entry(req, &h->wq->convq[i], conv_node)
 			if (!req_of_try(req))
 				hl_grant_notify(req->locker, g);
 }
@@ -1992,8 +2050,8 @@ void hl_node_refuse(struct hl_head *h, struct hl_grants *g)
 	unsigned int i;
 
 	hl_assert_head_locked(h);
-	for (i = 0; i < HL_NR_CONV; i++) {
-		list_for_each_entry(req, &h->convq[i], conv_node) {
+	for (i = 0; h->wq && i < HL_NR_CONV; i++) {
+		list_for_each_entry(req, &h->wq->convq[i], conv_node) {
 			if (hl_covers(h->node_mode, req->convert) ||
 			    req_of_try(req) || req->refused)
 				continue;
@@ -2075,7 +2133,7 @@ bool hl_req_blocking(const struct hl_head *h, const struct hl_req *req)
 	hl_assert_head_locked(h);
 	if (req->state == HL_WAITING)
 		return false;
-	if (req->state == HL_CONVERTING && h->wait_count[req->convert] == 1)
+	if (req->state == HL_CONVERTING && h->wq->wait_count[req->convert] == 1)
 		mask &= ~hl_mode_bit(req->convert);
 	return hl_conflicts(req->mode, mask);
 }
@@ -2186,7 +2244,7 @@ void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
 	for (c = HLOCK_IS; c < HLOCK_NR_MODES; c++) {
 		if (!hl_conflicts(m, hl_mode_bit(c)))
 			continue;
-		list_for_each_entry(o, &h->queue[c], node) {
+		list_for_each_entry(o, &h->wq->queue[c], node) {
 			if (o->seq >= req->seq || looked++ >= b->max)
 				break;
 			b->nr++;

@@ -76,9 +76,9 @@
 
 /* States of a request. */
 enum hl_req_state {
-	HL_WAITING,		/* in head->queue[mode] */
+	HL_WAITING,		/* in head->wq->queue[mode] */
 	HL_GRANTED,		/* in head->granted[mode] or a partition */
-	HL_CONVERTING,		/* granted, and in head->convq[] too */
+	HL_CONVERTING,		/* granted, and in head->wq->convq[] too */
 };
 
 /* Request flags (kernel-internal, from HLOCK_F_*). */
@@ -118,18 +118,34 @@ struct hl_part {
 };
 
 /**
+ * struct hl_waitq - The queues of a resource where something waited.
+ * @queue: Waiting new requests per mode, each ordered by @hl_req.seq.
+ * @convq: Pending conversions per (held, target) pair, ordered by seq.
+ * @wait_count: Waiting requests per mode, conversions by target mode.
+ * @conv_count: Pending conversions per target mode.
+ *
+ * A head gets one from the locker of its first waiter (hl_locker's
+ * @spare_wq) and keeps it until it is freed: most resources are never
+ * waited on, and pay nothing for queues.  Protected by the head lock.
+ */
+struct hl_waitq {
+	struct list_head queue[HLOCK_NR_MODES];
+	struct list_head convq[HL_NR_CONV];
+	unsigned int wait_count[HLOCK_NR_MODES];
+	unsigned int conv_count[HLOCK_NR_MODES];
+};
+
+/**
  * struct hl_head - One resource: its granted requests and its queue.
  * @granted: Granted (and converting) requests on the head, per mode held
  *	(sets: hlists, cheap to link).
- * @queue: Waiting new requests per mode, each ordered by @hl_req.seq.
- * @convq: Pending conversions per (held, target) pair, ordered by seq.
+ * @wq: Its queues, NULL until something first waits here; never NULL
+ *	while anything waits (@wait_mask).
  * @granted_count: Granted requests per mode; while @partitioned, those in
  *	the partitions are not counted here.
- * @wait_count: Waiting requests per mode, conversions by target mode.
- * @conv_count: Pending conversions per target mode.
  * @granted_mask: Bit m set when @granted_count[m] is non-zero.
- * @wait_mask: Bit m set when @wait_count[m] is non-zero.
- * @conv_mask: Bit m set when @conv_count[m] is non-zero.
+ * @wait_mask: Bit m set when @wq->wait_count[m] is non-zero.
+ * @conv_mask: Bit m set when @wq->conv_count[m] is non-zero.
  * @compat_first: Granted requests that carry HL_RF_COMPAT_FIRST.
  * @fifo: The grant policy the head's grant passes apply: fifo's rules,
  *	else batch's.  Taken up from hl_grant_policy() by the first grant
@@ -174,38 +190,39 @@ struct hl_part {
  * @parts: In the kernel, the per-CPU partitions once @has_parts is set.
  *
  * Every field is protected by the head lock; @partitioned is also read
- * under a partition lock alone (see depart()).
+ * under a partition lock alone (see depart()).  The fields are packed (a
+ * head is most of a resource's slab object): pointers and sequence
+ * numbers, then the counts and masks, then the flags.
  */
 struct hl_head {
 	struct hlist_head granted[HLOCK_NR_MODES];
-	struct list_head queue[HLOCK_NR_MODES];
-	struct list_head convq[HL_NR_CONV];
+	struct hl_waitq *wq;
+	struct hl_head *parent;
+	s64 front_seq;
+	s64 back_seq;
+	s64 remote_seq;
+	s64 remote_front;
+#ifdef __KERNEL__
+	struct hl_part __percpu *parts;
+#endif
 	unsigned int granted_count[HLOCK_NR_MODES];
-	unsigned int wait_count[HLOCK_NR_MODES];
-	unsigned int conv_count[HLOCK_NR_MODES];
 	unsigned int granted_mask;
 	unsigned int wait_mask;
 	unsigned int conv_mask;
 	unsigned int compat_first;
-	bool fifo;
-	s64 front_seq;
-	s64 back_seq;
-	struct hl_head *parent;
 	unsigned int level;
+	unsigned int remote_mask;
+	unsigned int try_waiting;
+	unsigned int try_gen;
+#ifdef __KERNEL__
+	spinlock_t lock;
+#endif
+	bool fifo;
 	bool has_parts;
 	bool partitioned;
 	bool dead;
 	bool cluster;
 	unsigned char node_mode;
-	unsigned int remote_mask;
-	unsigned int try_waiting;
-	unsigned int try_gen;
-	s64 remote_seq;
-	s64 remote_front;
-#ifdef __KERNEL__
-	spinlock_t lock;
-	struct hl_part __percpu *parts;
-#endif
 };
 
 struct hl_locker;
@@ -213,9 +230,9 @@ struct hl_lease;
 
 /**
  * struct hl_req - What one locker holds or waits for on one resource.
- * @node: Entry in @head's queue[] while waiting...
+ * @node: Entry in @head's wq->queue[] while waiting...
  * @gnode: ...or, once granted, in @head's or @part's granted[].
- * @conv_node: Entry in @head's convq[] while converting.
+ * @conv_node: Entry in @head's wq->convq[] while converting.
  * @locker_node: Entry in the locker's @reqs once granted.
  * @index_node: Entry in the locker's @index once granted.
  * @head: The resource.
@@ -379,6 +396,9 @@ struct hl_graph {
  *	is held: the caller may find it by its path without a lookup.
  * @spare: Free requests, enough for any one path (hl_op_start()).
  * @nr_spare: Entries in @spare.
+ * @spare_wq: Queues for the first head a request of the locker waits on
+ *	that has none yet, or NULL; the host gives one before an operation
+ *	starts, and again when a level finds it taken (hl_waitq_refill()).
  * @grant_node: Entry in a struct hl_grants while a continuation is due.
  * @grant_pending: Bit 0 set while @grant_node is on a struct hl_grants.
  * @graph: The wait-for graph of the locker's lock space.  Set by the glue.
@@ -414,6 +434,7 @@ struct hl_locker {
 	struct hl_req *last;
 	struct hl_req *spare[HL_MAX_LEVELS];
 	unsigned int nr_spare;
+	struct hl_waitq *spare_wq;
 	struct list_head grant_node;
 	unsigned long grant_pending;
 	struct hl_graph *graph;
@@ -550,6 +571,20 @@ static inline unsigned int hl_locker_spares_needed(const struct hl_locker *lk)
 }
 
 void hl_locker_add_spare(struct hl_locker *lk, struct hl_req *req);
+
+/**
+ * hl_locker_waitq_needed() - Whether to give the locker spare queues
+ *	(hl_locker_add_waitq()) before a path lock.
+ * @lk: The locker.
+ *
+ * Return: true when it has none.
+ */
+static inline bool hl_locker_waitq_needed(const struct hl_locker *lk)
+{
+	return !lk->spare_wq;
+}
+
+void hl_locker_add_waitq(struct hl_locker *lk, struct hl_waitq *wq);
 bool hl_locker_release_some(struct hl_locker *lk, struct hl_grants *g,
 			    unsigned int budget);
 bool hl_req_blocks(struct hl_req *req);

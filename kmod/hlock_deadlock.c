@@ -168,11 +168,11 @@ static struct hl_req *dl_step(struct hl_dl *s, struct hl_head *h,
 			hn = s->part->granted[s->sub - HLOCK_IS].first;
 		return hn ? hlist_entry(hn, struct hl_req, gnode) : NULL;
 	case HL_DL_CONV:
-		l = &h->convq[s->sub];
+		l = &h->wq->convq[s->sub];
 		n = o ? o->conv_node.next : l->next;
 		return n == l ? NULL : list_entry(n, struct hl_req, conv_node);
 	case HL_DL_QUEUE:
-		l = &h->queue[s->sub];
+		l = &h->wq->queue[s->sub];
 		n = o ? o->node.next : l->next;
 		return n == l ? NULL : list_entry(n, struct hl_req, node);
 	default:
@@ -216,7 +216,7 @@ static void dl_advance(struct hl_dl *s)
  * Move the walk to the next list of @h worth a look for @req, which waits
  * for mode @m: holders of conflicting modes; for a new request also the
  * pending conversions, the waiters ahead (hl_waits_all_ahead()) and the
- * first waiter.  Return: false when there is none left.  Context: head
+ * first waiter (@h has queues: @req waits in them).  Return: false when there is none left.  Context: head
  * lock; takes and drops partition locks (s->part is locked while set).
  */
 static bool dl_next_list(struct hl_dl *s, struct hl_head *h,
@@ -252,7 +252,7 @@ static bool dl_next_list(struct hl_dl *s, struct hl_head *h,
 			}
 			break;
 		case HL_DL_CONV:
-			if (is_new && !list_empty(&h->convq[s->sub]))
+			if (is_new && !list_empty(&h->wq->convq[s->sub]))
 				return true;
 			break;
 		case HL_DL_QUEUE:

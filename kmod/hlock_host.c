@@ -10,6 +10,7 @@
  *
  *   resources        hl_head_lookup(), hl_head_create(), hl_req_free(),
  *                    hl_head_has_children(), hl_part_next()  (hlock_space.c)
+ *   queues           hl_waitq_refill(), hl_waitq_free()      (hlock_locker.c)
  *   continuations    hl_grant_notify(), hl_op_done()          (hlock_locker.c)
  *   statistics       hl_note_*()                              (hlock_stats.c)
  *   leases           hl_wait_claim()                          (hlock_lease.c)
@@ -106,6 +107,16 @@ int hl_head_create(struct hl_locker *lk, unsigned int level)
 void hl_req_free(struct hl_req *req)
 {
 	hl_space_req_free(req);
+}
+
+int hl_waitq_refill(struct hl_locker *lk)
+{
+	return hl_file_waitq_refill(hl_file_of(lk));
+}
+
+void hl_waitq_free(struct hl_waitq *wq)
+{
+	hl_space_waitq_free(wq);
 }
 
 /**

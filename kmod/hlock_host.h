@@ -50,6 +50,15 @@ bool hl_head_has_children(const struct hl_head *h);
 /* Free a request the locker does not keep as a spare. */
 void hl_req_free(struct hl_req *req);
 /*
+ * Give @lk spare queues (hl_locker_add_waitq()): a level of its operation
+ * found them taken by an earlier one.  Context: the locker lock held, no
+ * other hlock lock, not in an RCU read section; may sleep.  Return: 0 or
+ * -ENOMEM.
+ */
+int hl_waitq_refill(struct hl_locker *lk);
+/* Free queues a locker kept as a spare when it goes (hl_locker_drop_spares()). */
+void hl_waitq_free(struct hl_waitq *wq);
+/*
  * The next fencing token of @lk's lock space: strictly greater than every
  * one drawn there before.  Called once per operation granted that made a
  * new request or a conversion.  Context: the locker lock held.

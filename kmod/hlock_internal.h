@@ -81,19 +81,15 @@
  * @head: The lock head (hlock_core), protected by its lock (head.lock);
  *	head.parts are its per-CPU partitions, once it has had a child.
  * @node: Entry in the resource table.
- * @children: Child resources in the table.
  * @rcu: Frees the resource after a grace period.
- * @leases: Expired leases whose acquisition holds a mode here, by that
- *	mode (struct hl_lease.exp[] of this level), under the head lock: a
- *	request that starts to wait here on a conflict with one of them
- *	has it taken over (hlock_lease.c).
- * @lease_tail: For each list of @leases, NULL or the first of a run of
- *	leases of one locker that ends the list: what a waiter of that
- *	locker left there, all its own.  Its next waiter stops there.
+ * @leases: The expired leases whose acquisition holds a mode here
+ *	(hlock_lease.c), NULL until one is filed here; set under the head
+ *	lock.
  * @lvb: Its lock value block (hlock_lvb.c), NULL until one is set; under
  *	the head lock.
  * @clk: In a cluster lock space, this node's DLM lock on the resource
  *	(hlock_clk.c); else NULL.  Set before the resource is visible.
+ * @children: Child resources in the table.
  * @len: Length of @name.
  * @name: The last component of the path, not NUL-terminated.
  *
@@ -105,12 +101,11 @@
 struct hl_res {
 	struct hl_head head;
 	struct rhash_head node;
-	atomic_t children;
 	struct rcu_head rcu;
-	struct hlist_head leases[HLOCK_NR_MODES];
-	struct hl_lease *lease_tail[HLOCK_NR_MODES];
+	struct hl_res_leases *leases;
 	struct hl_lvb *lvb;
 	struct hl_clk *clk;
+	atomic_t children;
 	unsigned int len;
 	char name[];
 };

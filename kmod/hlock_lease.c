@@ -47,6 +47,8 @@
 
 /* Leases the work item expires between two looks at the scheduler. */
 #define HL_LEASE_BATCH	64
+/* After memory for a resource's lease lists was lacking, try again then. */
+#define HL_LEASE_RETRY_NS	(10 * NSEC_PER_MSEC)
 
 /* The mode @l's acquisition holds at level @level (head lock held). */
 static unsigned int hl_lease_mode(const struct hl_lease *l, unsigned int level)
@@ -71,21 +73,41 @@ static void hl_lease_doom(struct hl_lease *l, struct hl_file *taker)
 	queue_work(system_wq, &f->leases.work);
 }
 
+/* Take @l off the expired lists of @h and the levels above it. */
+static void hl_lease_unfile_from(struct hl_lease *l, struct hl_head *h);
+
 /*
  * File the expired @l on every level of its path, and claim it at once if
- * a request already waits on a conflict with it there.  Context: the
- * locker lock held.
+ * a request already waits on a conflict with it there.  A resource gets
+ * its lists with the first lease filed there.  Context: the locker lock
+ * held; may sleep.  Return: false when memory for the lists was lacking:
+ * then @l is filed nowhere, and its locker's work tries again a while
+ * later (hl_lease_arm()).
  */
-static void hl_lease_file(struct hl_lease *l)
+static bool hl_lease_file(struct hl_lease *l)
 {
+	struct hl_res_leases *spare = NULL;
 	struct hl_head *h;
 
 	for (h = l->req->head; h; h = h->parent) {
+		struct hl_res *r = hl_res_of(h);
 		unsigned int m;
 
+		if (!READ_ONCE(r->leases) && !spare) {
+			spare = kzalloc(sizeof(*spare), GFP_KERNEL_ACCOUNT);
+			if (!spare) {
+				if (h != l->req->head)
+					hl_lease_unfile_from(l, l->req->head);
+				return false;
+			}
+		}
 		hl_head_lock(h);
+		if (!r->leases) {
+			r->leases = spare;
+			spare = NULL;
+		}
 		m = hl_lease_mode(l, h->level);
-		hlist_add_head(&l->exp[h->level], &hl_res_of(h)->leases[m]);
+		hlist_add_head(&l->exp[h->level], &r->leases->list[m]);
 		/* Waiters here or on other nodes (hl_head_waited()). */
 		if (hl_conflicts(m, hl_head_waited(h))) {
 			struct hl_req *w = hl_queue_first(h, 0);
@@ -95,7 +117,9 @@ static void hl_lease_file(struct hl_lease *l)
 		}
 		hl_head_unlock(h);
 	}
+	kfree(spare);
 	l->expired = true;
+	return true;
 }
 
 /*
@@ -111,29 +135,41 @@ static void hl_lease_unfile_one(struct hl_lease *l, struct hl_head *h)
 	hl_assert_head_locked(h);
 	/* The run behind a tail is one locker's: the next one starts it. */
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++)
-		if (r->lease_tail[m] == l)
-			r->lease_tail[m] = hlist_entry_safe(next, struct hl_lease,
-							    exp[h->level]);
+		if (r->leases->tail[m] == l)
+			r->leases->tail[m] = hlist_entry_safe(next,
+							      struct hl_lease,
+							      exp[h->level]);
 	hlist_del_init(&l->exp[h->level]);
+}
+
+/*
+ * Take @l off the expired lists of @h and every level above it, as far as
+ * it is filed there.  Context: the locker lock held.
+ */
+static void hl_lease_unfile_from(struct hl_lease *l, struct hl_head *h)
+{
+	for (; h; h = h->parent) {
+		hl_head_lock(h);
+		if (!hlist_unhashed(&l->exp[h->level]))
+			hl_lease_unfile_one(l, h);
+		hl_head_unlock(h);
+	}
 }
 
 /* Take @l off the expired lists.  Context: the locker lock held. */
 static void hl_lease_unfile(struct hl_lease *l)
 {
-	struct hl_head *h;
-
 	if (!l->expired)
 		return;
-	for (h = l->req->head; h; h = h->parent) {
-		hl_head_lock(h);
-		hl_lease_unfile_one(l, h);
-		hl_head_unlock(h);
-	}
+	hl_lease_unfile_from(l, l->req->head);
 	l->expired = false;
 }
 
-/* Fire at the earliest expiry of the locker's leases, if any. */
-static void hl_lease_arm(struct hl_file *f)
+/*
+ * Fire at the earliest expiry of the locker's leases, if any; after a
+ * lease could not be filed (@retry), not before HL_LEASE_RETRY_NS.
+ */
+static void hl_lease_arm(struct hl_file *f, bool retry)
 {
 	u64 next = U64_MAX;
 	struct hl_lease *l;
@@ -142,6 +178,8 @@ static void hl_lease_arm(struct hl_file *f)
 	list_for_each_entry(l, &f->leases.held, node)
 		if (!l->expired && l->expires < next)
 			next = l->expires;
+	if (retry)
+		next = max(next, hl_clock() + HL_LEASE_RETRY_NS);
 	if (next != U64_MAX)
 		hrtimer_start(&f->leases.timer, ns_to_ktime(next),
 			      HRTIMER_MODE_ABS);
@@ -228,8 +266,8 @@ static void hl_lease_work(struct work_struct *work)
 	struct hl_lease *l, *tmp;
 	unsigned int n = 0, stale;
 	LIST_HEAD(doomed);
+	bool changed, retry = false;
 	struct hl_grants g;
-	bool changed;
 	u64 now;
 
 	hl_grants_init(&g);
@@ -240,8 +278,9 @@ static void hl_lease_work(struct work_struct *work)
 	f->leases.deferred = false;
 	now = hl_clock();
 	list_for_each_entry_safe(l, tmp, &f->leases.held, node) {
-		if (!l->expired && l->expires <= now)
-			hl_lease_file(l);
+		/* Out of memory for a resource's lists: filed later. */
+		if (!l->expired && l->expires <= now && !hl_lease_file(l))
+			retry = true;
 		if (test_bit(0, &l->doomed)) {
 			if (hl_lease_in_flight(f, l))
 				f->leases.deferred = true;
@@ -260,7 +299,7 @@ static void hl_lease_work(struct work_struct *work)
 		hl_lease_take(f, l, &g);
 		cond_resched();
 	}
-	hl_lease_arm(f);
+	hl_lease_arm(f, retry);
 	/* Everything taken over: its ticket goes to whoever waits for one. */
 	hl_file_ticket_put(f, &g);
 	changed = f->leases.nr_stale != stale;
@@ -365,12 +404,17 @@ void hl_lease_grant(struct hl_file *f)
 	hl_lease_arm_one(f, l);
 }
 
-/* Unfile @l and refile it with the modes its acquisition holds now. */
-static void hl_lease_refile_one(struct hl_lease *l)
+/*
+ * Unfile @l and refile it with the modes its acquisition holds now; out
+ * of memory for a resource's lists, the locker's work files it later.
+ * Context: f->lock held; may sleep.
+ */
+static void hl_lease_refile_one(struct hl_file *f, struct hl_lease *l)
 {
 	if (l && l->expired) {
 		hl_lease_unfile(l);
-		hl_lease_file(l);
+		if (!hl_lease_file(l))
+			hl_lease_arm(f, true);
 	}
 }
 
@@ -395,7 +439,7 @@ void hl_lease_op_end(struct hl_file *f)
 		return;
 	if (op->state == HL_OP_GRANTED)
 		for (l = 0; l < op->nr; l++)
-			hl_lease_refile_one(op->reqs[l]->lease);
+			hl_lease_refile_one(f, op->reqs[l]->lease);
 	if (f->leases.deferred)
 		queue_work(system_wq, &f->leases.work);
 }
@@ -452,7 +496,7 @@ void hl_lease_withdrawn(struct hl_file *f)
  * @f: The locker.
  * @h: The resource, held by the locker.
  *
- * Context: f->lock and the RCU read lock held.
+ * Context: f->lock held; may sleep.
  */
 void hl_lease_refile(struct hl_file *f, struct hl_head *h)
 {
@@ -463,7 +507,7 @@ void hl_lease_refile(struct hl_file *f, struct hl_head *h)
 		return;
 	req = hl_locker_find(&f->lk, h);
 	if (req)
-		hl_lease_refile_one(req->lease);
+		hl_lease_refile_one(f, req->lease);
 }
 
 /**
@@ -554,7 +598,7 @@ bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len)
  * One step per lease claimed, and one per mode: the lists are by mode.
  * The locker's own leases are left alone, and left at the end of each list
  * it walked, all of the list by then: its next wait stops where they start
- * (hl_res.lease_tail), so a locker's own expired leases cost its waits
+ * (hl_res_leases.tail), so a locker's own expired leases cost its waits
  * nothing, however many it holds.  New leases are filed at the front.  A
  * try never gets here: it does not wait (op_wait_claims()).
  *
@@ -568,13 +612,17 @@ void hl_lease_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 	unsigned int m;
 
 	hl_assert_head_locked(h);
+	/* No lease was ever filed here. */
+	if (!r->leases)
+		return;
 	for (m = HLOCK_IS; m < HLOCK_NR_MODES; m++) {
 		if (!hl_conflicts(mode, hl_mode_bit(m)))
 			continue;
-		hlist_for_each_entry_safe(l, tmp, &r->leases[m], exp[h->level]) {
+		hlist_for_each_entry_safe(l, tmp, &r->leases->list[m],
+					  exp[h->level]) {
 			if (l->req->locker == lk) {
 				/* Only its own from here on. */
-				if (l == r->lease_tail[m])
+				if (l == r->leases->tail[m])
 					break;
 				continue;
 			}
@@ -582,9 +630,9 @@ void hl_lease_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 			hl_lease_doom(l, lk ? hl_file_of(lk) : NULL);
 		}
 		/* What is left is all its own. */
-		r->lease_tail[m] = hlist_entry_safe(r->leases[m].first,
-						    struct hl_lease,
-						    exp[h->level]);
+		r->leases->tail[m] = hlist_entry_safe(r->leases->list[m].first,
+						      struct hl_lease,
+						      exp[h->level]);
 	}
 }
 
@@ -612,7 +660,7 @@ int hl_do_renew(struct hl_file *f)
 		l->expires = now + l->len;
 		n++;
 	}
-	hl_lease_arm(f);
+	hl_lease_arm(f, false);
 	mutex_unlock(&f->lock);
 	return n;
 }

@@ -17,6 +17,24 @@ struct hl_file;
 struct hlock_record_ext;
 
 /**
+ * struct hl_res_leases - The expired leases whose acquisitions hold a mode
+ *	on a resource (hl_res's @leases), made the first time one is filed
+ *	there: most resources never have one.
+ * @list: By that mode (struct hl_lease.exp[] of this level): a request
+ *	that starts to wait here on a conflict with one of them has it
+ *	taken over.
+ * @tail: For each list, NULL or the first of a run of leases of one
+ *	locker that ends the list: what a waiter of that locker left there,
+ *	all its own.  Its next waiter stops there.
+ *
+ * Protected by the resource's head lock.
+ */
+struct hl_res_leases {
+	struct hlist_head list[HLOCK_NR_MODES];
+	struct hl_lease *tail[HLOCK_NR_MODES];
+};
+
+/**
  * struct hl_lease - A lease on a locker's request.
  * @node: Entry in hl_leases.held, then in hl_leases.stale once taken over.
  * @req: The request; NULL once taken over.

@@ -535,6 +535,28 @@ static void hl_op_cancel_counted(struct hl_file *f, unsigned int why,
 	hl_lock_cancel(f, g);
 }
 
+/**
+ * hl_file_waitq_refill() - Give a locker spare queues, for the first head
+ *	its request waits on that has none (struct hl_waitq).
+ * @f: The locker.
+ *
+ * Context: f->lock held; may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int hl_file_waitq_refill(struct hl_file *f)
+{
+	struct hl_waitq *wq;
+
+	lockdep_assert_held(&f->lock);
+	if (!hl_locker_waitq_needed(&f->lk))
+		return 0;
+	wq = hl_waitq_alloc();
+	if (!wq)
+		return -ENOMEM;
+	hl_locker_add_waitq(&f->lk, wq);
+	return 0;
+}
+
 /* Make sure the locker's index and spares fit any path.  f->lock held. */
 static int hl_file_prepare(struct hl_file *f)
 {
@@ -557,7 +579,7 @@ static int hl_file_prepare(struct hl_file *f)
 			return -ENOMEM;
 		hl_locker_add_spare(lk, req);
 	}
-	return 0;
+	return unlikely(hl_locker_waitq_needed(lk)) ? hl_file_waitq_refill(f) : 0;
 }
 
 /*
@@ -1126,14 +1148,16 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 		ret = hl_unlock(lk, h, &g);
 	else
 		ret = hl_downgrade(lk, h, mode, &g);
-	/* A lease ends with the last acquisition, follows a downgrade. */
-	if (!ret && unlikely(!hl_leases_idle(f))) {
-		if (op == HLOCK_IOC_UNLOCK)
-			hl_lease_unlocked(f, h);
-		else
-			hl_lease_refile(f, h);
-	}
+	/* A lease ends with the last acquisition... */
+	if (!ret && op == HLOCK_IOC_UNLOCK && unlikely(!hl_leases_idle(f)))
+		hl_lease_unlocked(f, h);
 	rcu_read_unlock();
+	/*
+	 * ...and follows a downgrade, out of the section, as refiling it may
+	 * sleep (the locker holds @h: it stays).
+	 */
+	if (!ret && op == HLOCK_IOC_DOWNGRADE && unlikely(!hl_leases_idle(f)))
+		hl_lease_refile(f, h);
 out_unlock:
 	/* The last unlock (or a cancel) may leave the locker holding nothing. */
 	hl_file_ticket_put(f, &g);

@@ -44,6 +44,7 @@ void hl_file_ticket_put(struct hl_file *f, struct hl_grants *g);
 long hl_ioctl_owner(struct hl_file *f, size_t usize, void __user *uarg);
 void hl_file_owner_exit(struct hl_file *f);
 int hl_file_wait_exit(struct hl_file *f);
+int hl_file_waitq_refill(struct hl_file *f);
 ktime_t hl_deadline(s64 timeout_ns);
 int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 		 unsigned int mode, unsigned int flags, s64 timeout_ns,

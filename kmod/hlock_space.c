@@ -48,9 +48,19 @@ struct hl_key {
 	unsigned int len;
 };
 
+/*
+ * Resources come from a cache of their own, with room for a name of up to
+ * HL_RES_NAME_INLINE bytes (the whole object a multiple of a cache line);
+ * one with a longer name from kmalloc().
+ */
+#define HL_RES_SIZE		ALIGN(sizeof(struct hl_res) + 16, SMP_CACHE_BYTES)
+#define HL_RES_NAME_INLINE	(HL_RES_SIZE - sizeof(struct hl_res))
+
 static struct {
 	struct rhashtable table;
 	struct kmem_cache *req_cache;
+	struct kmem_cache *res_cache;
+	struct kmem_cache *waitq_cache;
 	atomic_long_t nr_res;
 	atomic_long_t nr_req;		/* requests allocated */
 	atomic_long_t reclaimed;	/* resources freed so far */
@@ -144,9 +154,14 @@ static void hl_res_give_parts(struct hl_res *r)
 static void hl_res_free(struct hl_res *r)
 {
 	free_percpu(r->head.parts);
+	hl_space_waitq_free(r->head.wq);
+	kfree(r->leases);
 	hl_lvb_free(r);
 	hl_cluster_res_free(r);
-	kfree(r);
+	if (r->len <= HL_RES_NAME_INLINE)
+		kmem_cache_free(hl_space.res_cache, r);
+	else
+		kfree(r);
 }
 
 static void hl_res_free_rcu(struct rcu_head *rcu)
@@ -157,20 +172,19 @@ static void hl_res_free_rcu(struct rcu_head *rcu)
 static struct hl_res *hl_res_alloc(struct hl_head *parent,
 				   const struct hl_key *k)
 {
-	struct hl_res *r = kmalloc(struct_size(r, name, k->len),
-				   GFP_KERNEL_ACCOUNT);
-	unsigned int i;
+	struct hl_res *r;
 
+	if (k->len <= HL_RES_NAME_INLINE)
+		r = kmem_cache_alloc(hl_space.res_cache, GFP_KERNEL_ACCOUNT);
+	else
+		r = kmalloc(struct_size(r, name, k->len), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return NULL;
 	hl_head_init(&r->head, parent);
 	spin_lock_init(&r->head.lock);
 	r->head.parts = NULL;
 	atomic_set(&r->children, 0);
-	for (i = 0; i < HLOCK_NR_MODES; i++) {
-		INIT_HLIST_HEAD(&r->leases[i]);
-		r->lease_tail[i] = NULL;
-	}
+	r->leases = NULL;
 	r->lvb = NULL;
 	r->clk = NULL;
 	r->len = k->len;
@@ -431,6 +445,29 @@ struct hl_req *hl_req_alloc(void)
 }
 
 /**
+ * hl_waitq_alloc() - New queues, for a locker's spare (struct hl_waitq).
+ *
+ * Context: may sleep.
+ * Return: the queues, or NULL.
+ */
+struct hl_waitq *hl_waitq_alloc(void)
+{
+	return kmem_cache_alloc(hl_space.waitq_cache, GFP_KERNEL_ACCOUNT);
+}
+
+/**
+ * hl_space_waitq_free() - Free queues.
+ * @wq: The queues, or NULL.
+ *
+ * Context: any.
+ */
+void hl_space_waitq_free(struct hl_waitq *wq)
+{
+	if (wq)
+		kmem_cache_free(hl_space.waitq_cache, wq);
+}
+
+/**
  * hl_space_req_free() - Free a request.
  * @req: The request.
  *
@@ -670,9 +707,28 @@ int hl_space_init(void)
 	hl_space.req_cache = KMEM_CACHE(hl_req, SLAB_ACCOUNT);
 	if (!hl_space.req_cache)
 		return -ENOMEM;
+	/* Aligned: heads of unrelated resources never share a line. */
+	hl_space.res_cache = kmem_cache_create("hl_res", HL_RES_SIZE, 0,
+					       SLAB_HWCACHE_ALIGN | SLAB_ACCOUNT,
+					       NULL);
+	if (!hl_space.res_cache) {
+		ret = -ENOMEM;
+		goto out_req;
+	}
+	/* Only resources where something waited have queues. */
+	hl_space.waitq_cache = KMEM_CACHE(hl_waitq, SLAB_ACCOUNT);
+	if (!hl_space.waitq_cache) {
+		ret = -ENOMEM;
+		goto out_res;
+	}
 	ret = rhashtable_init(&hl_space.table, &hl_res_params);
-	if (ret)
-		kmem_cache_destroy(hl_space.req_cache);
+	if (!ret)
+		return 0;
+	kmem_cache_destroy(hl_space.waitq_cache);
+out_res:
+	kmem_cache_destroy(hl_space.res_cache);
+out_req:
+	kmem_cache_destroy(hl_space.req_cache);
 	return ret;
 }
 
@@ -697,5 +753,7 @@ void hl_space_exit(void)
 	rhashtable_destroy(&hl_space.table);
 	/* The resources freed after a grace period. */
 	rcu_barrier();
+	kmem_cache_destroy(hl_space.waitq_cache);
+	kmem_cache_destroy(hl_space.res_cache);
 	kmem_cache_destroy(hl_space.req_cache);
 }

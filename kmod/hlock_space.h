@@ -14,6 +14,7 @@ struct hl_ns;
 struct hl_path;
 struct hl_req;
 struct hl_res;
+struct hl_waitq;
 struct seq_file;
 
 extern unsigned long hl_space_generation;
@@ -47,6 +48,8 @@ unsigned long hl_space_gen(void);
 unsigned int hl_path_len(const struct hl_head *h);
 void hl_path_fill(const struct hl_head *h, char *dst, unsigned int len);
 struct hl_req *hl_req_alloc(void);
+struct hl_waitq *hl_waitq_alloc(void);
+void hl_space_waitq_free(struct hl_waitq *wq);
 void hl_space_show(struct seq_file *m);
 void hl_space_reclaim(void);
 struct hl_head *hl_space_lookup(struct hl_locker *lk, unsigned int level);

@@ -48,6 +48,18 @@ void hl_req_free(struct hl_req *req)
 	free(req);
 }
 
+int hl_waitq_refill(struct hl_locker *lk)
+{
+	if (!lk->spare_wq)
+		hl_locker_add_waitq(lk, malloc(sizeof(struct hl_waitq)));
+	return 0;
+}
+
+void hl_waitq_free(struct hl_waitq *wq)
+{
+	free(wq);
+}
+
 u64 hl_token_next(struct hl_locker *lk)
 {
 	static u64 last;

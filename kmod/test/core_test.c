@@ -162,6 +162,25 @@ void hl_req_free(struct hl_req *req)
 	free(req);
 }
 
+/* Queues given to lockers, for the check that none is lost. */
+static long waitqs;
+
+int hl_waitq_refill(struct hl_locker *lk)
+{
+	CHECK(!head_locks && !part_locks && !rcu_depth, "refill under a lock");
+	if (lk->spare_wq)
+		return 0;
+	hl_locker_add_waitq(lk, malloc(sizeof(struct hl_waitq)));
+	waitqs++;
+	return 0;
+}
+
+void hl_waitq_free(struct hl_waitq *wq)
+{
+	free(wq);
+	waitqs--;
+}
+
 static u64 clock_ns;
 
 u64 hl_clock(void)
@@ -603,6 +622,8 @@ static int lock(int who, const char *path, unsigned int mode,
 					  n));
 	for (n = hl_locker_spares_needed(&t->lk); n; n--)
 		hl_locker_add_spare(&t->lk, calloc(1, sizeof(struct hl_req)));
+	if (hl_locker_waitq_needed(&t->lk))
+		hl_waitq_refill(&t->lk);
 	snprintf(t->target, sizeof(t->target), "%s", path);
 	ret = hl_op_start(&t->lk, &g);
 	if (ret != -EINPROGRESS)
@@ -766,7 +787,12 @@ static void check_invariants(void)
 					cf++;
 			}
 			last = INT64_MIN;
-			list_for_each_entry(a, &h->queue[m], node) {
+			/* Something waits, so the head has its queues. */
+			CHECK(h->wq || !h->wait_mask, "%s waits with no queues",
+			      t->path);
+			if (!h->wq)
+				continue;
+			list_for_each_entry(a, &h->wq->queue[m], node) {
 				CHECK(a->state == HL_WAITING && a->mode == m,
 				      "%s queue", t->path);
 				CHECK(a->seq > last, "%s queue order", t->path);
@@ -774,9 +800,9 @@ static void check_invariants(void)
 				wc[m]++;
 			}
 		}
-		for (q = 0; q < HL_NR_CONV; q++) {
+		for (q = 0; h->wq && q < HL_NR_CONV; q++) {
 			last = INT64_MIN;
-			list_for_each_entry(a, &h->convq[q], conv_node) {
+			list_for_each_entry(a, &h->wq->convq[q], conv_node) {
 				CHECK(a->state == HL_CONVERTING, "%s conv",
 				      t->path);
 				CHECK(a->seq > last, "%s conv order", t->path);
@@ -821,10 +847,10 @@ static void check_invariants(void)
 		for (m = 0; m < HLOCK_NR_MODES; m++) {
 			CHECK(gc[m] == h->granted_count[m], "%s granted %u",
 			      t->path, m);
-			CHECK(wc[m] == h->wait_count[m], "%s wait %u",
-			      t->path, m);
-			CHECK(cc[m] == h->conv_count[m], "%s conv %u",
-			      t->path, m);
+			CHECK(wc[m] == (h->wq ? h->wq->wait_count[m] : 0),
+			      "%s wait %u", t->path, m);
+			CHECK(cc[m] == (h->wq ? h->wq->conv_count[m] : 0),
+			      "%s conv %u", t->path, m);
 			if (gc[m])
 				gm |= 1U << m;
 			if (wc[m])
@@ -996,6 +1022,8 @@ static void reset(void)
 		hl_head_lock(&t->h);
 		CHECK(hl_head_retire(&t->h), "busy head %s", t->path);
 		hl_head_unlock(&t->h);
+		if (t->h.wq)
+			hl_waitq_free(t->h.wq);
 		free(t);
 		heads[w] = NULL;
 	}
@@ -3318,6 +3346,7 @@ int main(void)
 	CHECK(random_deadlocks > 0, "the random test met deadlocks");
 	CHECK(random_cycles == 0, "%lu cycles nobody refused", random_cycles);
 	CHECK(!locker_refs && !graph_locked, "searches let go");
+	CHECK(!waitqs, "%ld queues not given back", waitqs);
 	printf("core_test: %lu deadlocks refused, %lu cycles in place\n",
 	       random_deadlocks, random_cycles);
 	printf("core_test: %d checks, %d failed\n", checks, failures);
