@@ -483,11 +483,10 @@ void hl_lease_withdrawn(struct hl_file *f)
 	hl_lease_unfile(l);
 	l->len = f->leases.old_len;
 	l->expires = f->leases.old_expires;
-	if (l->expires <= hl_clock())
-		hl_lease_file(l);
-	else
+	if (l->expires > hl_clock())
 		clear_bit(0, &l->doomed);
-	hl_lease_arm(f);
+	/* Expired, but no memory to file it: the work files it later. */
+	hl_lease_arm(f, l->expires <= hl_clock() && !hl_lease_file(l));
 }
 
 /**
