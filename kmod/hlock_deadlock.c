@@ -216,8 +216,9 @@ static void dl_advance(struct hl_dl *s)
  * Move the walk to the next list of @h worth a look for @req, which waits
  * for mode @m: holders of conflicting modes; for a new request also the
  * pending conversions, the waiters ahead (hl_waits_all_ahead()) and the
- * first waiter (@h has queues: @req waits in them).  Return: false when there is none left.  Context: head
- * lock; takes and drops partition locks (s->part is locked while set).
+ * first waiter (@h has queues: @req waits in them).  Return: false when
+ * there is none left.  Context: head lock; takes and drops partition locks
+ * (s->part is locked while set).
  */
 static bool dl_next_list(struct hl_dl *s, struct hl_head *h,
 			 const struct hl_req *req, unsigned int m)
