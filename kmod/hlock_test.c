@@ -31,9 +31,10 @@
  * for the reclaim walk's, which sits in an RCU read section and spins;
  * each gives up whatever the test does, the spinning one after
  * HL_TEST_STALL_MS, the others after HL_TEST_SLEEP_MS: a test that dies
- * never leaves a CPU spinning, nor a work item held for long.  That time is the clock's, not a count
- * of mdelay() calls, which under emulation can be much shorter than they
- * ask (on 6.1 in qemu, 5000 of them took less than half a second).
+ * never leaves a CPU spinning, nor a work item held for long.  That time
+ * is the clock's, not a count of mdelay() calls, which under emulation
+ * can be much shorter than they ask (on 6.1 in qemu, 5000 of them took
+ * less than half a second).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

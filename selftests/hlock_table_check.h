@@ -29,7 +29,7 @@
 #define TABLE_MSG_LEN	(2 * (HLOCK_WHY_LEN + HLOCK_PATH_MAX) + 160)
 
 /* Gray's matrix: whether modes @a and @b held together conflict. */
-static bool conflict(unsigned int a, unsigned int b)
+static inline bool conflict(unsigned int a, unsigned int b)
 {
 	static const unsigned char bits[HLOCK_NR_MODES] = {
 		[HLOCK_IS] = 1 << HLOCK_X,
@@ -45,7 +45,7 @@ static bool conflict(unsigned int a, unsigned int b)
 }
 
 /* Whether @held on a parent covers the intent that @mode below needs. */
-static bool covers_intent(unsigned int held, unsigned int mode)
+static inline bool covers_intent(unsigned int held, unsigned int mode)
 {
 	if (mode == HLOCK_IS || mode == HLOCK_S)
 		return held != HLOCK_NL;
@@ -73,7 +73,7 @@ struct trec {
  * pointing into *@buf: the caller frees both.  Return how many, or
  * -errno (then there is nothing to free).
  */
-static int table_grants(int fd, void **buf, struct trec **out)
+static inline int table_grants(int fd, void **buf, struct trec **out)
 {
 	const struct hlock_lock_record *rec;
 	struct trec *t;
@@ -104,7 +104,7 @@ static int table_grants(int fd, void **buf, struct trec **out)
 	return k;
 }
 
-static void grant_of(struct grant *g, const struct trec *t)
+static inline void grant_of(struct grant *g, const struct trec *t)
 {
 	snprintf(g->why, sizeof(g->why), "%s", t->why);
 	snprintf(g->path, sizeof(g->path), "%s", t->path);
@@ -112,14 +112,14 @@ static void grant_of(struct grant *g, const struct trec *t)
 	g->token = t->token;
 }
 
-static bool same_grant(const struct grant *g, const struct trec *t)
+static inline bool same_grant(const struct grant *g, const struct trec *t)
 {
 	return g->mode == t->mode && g->token == t->token &&
 	       !strcmp(g->why, t->why) && !strcmp(g->path, t->path);
 }
 
 /* The parent path of @path ("" for a top level one). */
-static void parent_of(const char *path, char *out, size_t size)
+static inline void parent_of(const char *path, char *out, size_t size)
 {
 	const char *slash = strrchr(path, '/');
 	size_t n = slash ? (size_t)(slash - path) : 0;
@@ -135,7 +135,7 @@ static void parent_of(const char *path, char *out, size_t size)
  * intent: @a the grant, @b the parent it lacks, mode NL).  Return: 0 none,
  * 1 exclusion, 2 intent, or -errno.
  */
-static int table_look(int fd, struct grant *a, struct grant *b)
+static inline int table_look(int fd, struct grant *a, struct grant *b)
 {
 	char parent[HLOCK_PATH_MAX + 1];
 	struct trec *t;
@@ -179,8 +179,8 @@ static int table_look(int fd, struct grant *a, struct grant *b)
 }
 
 /* Whether a look still shows what table_look() found. */
-static bool table_still(int fd, int kind, const struct grant *a,
-			const struct grant *b)
+static inline bool table_still(int fd, int kind, const struct grant *a,
+			       const struct grant *b)
 {
 	char parent[HLOCK_PATH_MAX + 1];
 	bool has_a = false, has_b = false, covered = false;
@@ -208,7 +208,7 @@ static bool table_still(int fd, int kind, const struct grant *a,
  * The table of @fd's lock space: true, with the violation described in
  * @msg, when three looks show the same one.
  */
-static bool table_violation(int fd, char *msg, size_t size)
+static inline bool table_violation(int fd, char *msg, size_t size)
 {
 	struct grant a, b;
 	int kind = table_look(fd, &a, &b);
