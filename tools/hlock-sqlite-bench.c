@@ -77,7 +77,7 @@ struct figures {
 	long long busy;
 	long long seconds_ns;
 	int64_t read_max_ns;
-	int64_t read_min_ns;	/* negated, so that i64_max() keeps it */
+	int64_t read_min_ns;	/* INT64_MAX until a read is timed */
 	int nr_lat;
 	int64_t lat_ns[MAX_LAT];
 };
@@ -180,6 +180,17 @@ static void i64_max(int64_t *max, int64_t v)
 		;
 }
 
+/* *@min = the smaller of *@min and @v, in memory the workers share. */
+static void i64_min(int64_t *min, int64_t v)
+{
+	int64_t old = __atomic_load_n(min, __ATOMIC_RELAXED);
+
+	while (v < old &&
+	       !__atomic_compare_exchange_n(min, &old, v, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 /* A worker: write or read transactions until told to stop. */
 static void worker(struct shared *sh, struct figures *fig, const char *path,
 		   enum vfs v, int wal, bool writes)
@@ -232,7 +243,7 @@ static void worker(struct shared *sh, struct figures *fig, const char *path,
 			__atomic_add_fetch(&fig->reads, 1, __ATOMIC_RELAXED);
 			wait = now_ns() - t0;
 			i64_max(&fig->read_max_ns, wait);
-			i64_max(&fig->read_min_ns, -wait);
+			i64_min(&fig->read_min_ns, wait);
 		}
 	}
 	sqlite3_finalize(upd);
@@ -296,7 +307,7 @@ static bool wanted(const char *only, const char *name)
 /* The shortest read transaction in microseconds, 0 when none was read. */
 static double read_min_us(const struct figures *f)
 {
-	return f->reads ? (double)-f->read_min_ns / 1e3 : 0;
+	return f->reads ? (double)f->read_min_ns / 1e3 : 0;
 }
 
 static double tps(const struct figures *f)
@@ -345,7 +356,7 @@ int main(int argc, char **argv)
 	for (wal = 0; wal < 2; wal++)
 		for (l = 0; l < NR_LOADS; l++)
 			for (k = 0; k < NR_VFS; k++)
-				sh->fig[wal][l][k].read_min_ns = INT64_MIN;
+				sh->fig[wal][l][k].read_min_ns = INT64_MAX;
 
 	printf("SQLite %s, %d processes, %d s per run, %d rounds, busy timeout %d ms\n",
 	       sqlite3_libversion(), n, seconds, rounds, BUSY_MS);
