@@ -673,8 +673,10 @@ static struct hl_waitq *head_waitq(struct hl_head *h, struct hl_req *req)
 	struct hl_waitq *wq = h->wq;
 	unsigned int i;
 
+	hl_assert_head_locked(h);
 	if (likely(wq))
 		return wq;
+	hl_assert_locker_locked(lk);
 	wq = lk->spare_wq;
 	lk->spare_wq = NULL;
 	for (i = 0; i < HLOCK_NR_MODES; i++) {
@@ -1060,6 +1062,7 @@ void hl_locker_add_spare(struct hl_locker *lk, struct hl_req *req)
  */
 void hl_locker_add_waitq(struct hl_locker *lk, struct hl_waitq *wq)
 {
+	hl_assert_locker_locked(lk);
 	lk->spare_wq = wq;
 }
 

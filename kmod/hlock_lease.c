@@ -103,7 +103,7 @@ static bool hl_lease_file(struct hl_lease *l)
 		}
 		hl_head_lock(h);
 		if (!r->leases) {
-			r->leases = spare;
+			WRITE_ONCE(r->leases, spare);
 			spare = NULL;
 		}
 		m = hl_lease_mode(l, h->level);
