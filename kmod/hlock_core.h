@@ -394,7 +394,8 @@ struct hl_graph {
  *	would need one more fails with -ENOLCK.  Set by the glue.
  * @last: The target request of the last path lock collected, while it
  *	is held: the caller may find it by its path without a lookup.
- * @spare: Free requests, enough for any one path (hl_op_start()).
+ * @spare: Free requests, at least one per level of the operation in
+ *	progress (hl_op_start()), and at most HL_MAX_LEVELS.
  * @nr_spare: Entries in @spare.
  * @spare_wq: Queues for the first head a request of the locker waits on
  *	that has none yet, or NULL; the host gives one before an operation
@@ -560,14 +561,18 @@ struct hlist_head *hl_locker_index_swap(struct hl_locker *lk,
 
 /**
  * hl_locker_spares_needed() - Requests to add before a path lock.
- * @lk: The locker.
+ * @lk: The locker, its operation claimed (hl_op_claim()).
+ *
+ * A level the locker holds nothing on takes a new request, so an
+ * operation takes at most one per level.  Only those are asked for: a
+ * locker's first lock on a short path allocates no more than it may use.
  *
  * Return: how many hl_locker_add_spare() calls make hl_op_start() safe
- * for any path: it then never runs out of requests half way.
+ * for the claimed path: it then never runs out of requests half way.
  */
 static inline unsigned int hl_locker_spares_needed(const struct hl_locker *lk)
 {
-	return HL_MAX_LEVELS - lk->nr_spare;
+	return lk->op.nr > lk->nr_spare ? lk->op.nr - lk->nr_spare : 0;
 }
 
 void hl_locker_add_spare(struct hl_locker *lk, struct hl_req *req);

@@ -557,7 +557,10 @@ int hl_file_waitq_refill(struct hl_file *f)
 	return 0;
 }
 
-/* Make sure the locker's index and spares fit any path.  f->lock held. */
+/*
+ * Make sure the locker's index and spares fit the claimed path.
+ * Context: f->lock held.
+ */
 static int hl_file_prepare(struct hl_file *f)
 {
 	struct hl_locker *lk = &f->lk;

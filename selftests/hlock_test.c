@@ -2036,6 +2036,46 @@ TEST_F_TIMEOUT(hl, close_releases, TEST_TMO)
 	ASSERT_TRY(b, "", X, 0);
 }
 
+/* debugfs' count of requests allocated, once two looks agree; or -1. */
+static long requests_settled(void)
+{
+	long n = debugfs_figure("requests"), again;
+	int i;
+
+	for (i = 0; i < 100 && n >= 0; i++, n = again) {
+		usleep(10000);
+		again = debugfs_figure("requests");
+		if (again == n)
+			break;
+	}
+	return n;
+}
+
+/*
+ * A locker's lock takes at most one new request per level of its path,
+ * and the locker allocates no more spares than that: a short path does
+ * not pay for the deepest one.  Closing the locker frees them all.
+ */
+TEST(spares_fit_the_path)
+{
+	long base = requests_settled();
+	int fd;
+
+	if (base < 0)
+		SKIP(return, "no debugfs figures");
+	fd = hlock_open();
+	ASSERT_LE(0, fd);
+	/* The root, "sp" and "sp/a": three new requests, no spare. */
+	ASSERT_EQ(0, hlock_lock(fd, "sp/a", S, 0, 0));
+	ASSERT_EQ(base + 3, debugfs_figure("requests"));
+	/* Two levels more: at most one spare per level of the path. */
+	ASSERT_EQ(0, hlock_lock(fd, "sp/a/b/c", S, 0, 0));
+	ASSERT_LE(base + 5, debugfs_figure("requests"));
+	ASSERT_GE(base + 3 + 5, debugfs_figure("requests"));
+	ASSERT_EQ(0, close(fd));
+	ASSERT_EQ(base, requests_settled());
+}
+
 TEST_F_TIMEOUT(hl, close_uncollected, TEST_TMO)
 {
 	int h = self->fd[0], b = self->fd[2];
