@@ -360,18 +360,43 @@ struct hl_op {
 	u64 since;
 };
 
+/* Room for lockers met, to begin with (it doubles as needed). */
+#define HL_DL_ROOM		16
+
+/**
+ * struct hl_dl_node - A waiting locker the search met.
+ * @lk: The locker (kept with hl_locker_get(), but for the searcher).
+ * @head: The resource where it waited when the walk got to it.
+ * @from: Index of the node whose waiting request it blocks.
+ * @wait_seq: Its wait_seq when met (it was waiting).
+ * @hold_seq: Its hold_seq when met, under the head lock of @from's wait.
+ * @ahead: It was met waiting ahead, not holding: its waiting request is
+ *	the edge, and its end would be seen under that same head lock.
+ */
+struct hl_dl_node {
+	struct hl_locker *lk;
+	struct hl_head *head;
+	unsigned int from;
+	unsigned int wait_seq;
+	unsigned int hold_seq;
+	bool ahead;
+};
+
 /**
  * struct hl_graph - The wait-for graph of one lock space, as far as the
  *	deadlock search needs state of its own (hlock_deadlock.c).
  * @epoch: Number of the search in progress: a locker whose dl_mark is
  *	@epoch was met by it.
+ * @nodes: The search's first HL_DL_ROOM nodes: one search runs at a
+ *	time, and most meet a few lockers, so most allocate nothing.
  * @lock: In the kernel, the mutex that serializes the searches of the
  *	space (hl_graph_lock()).
  *
- * @epoch and every locker's dl_mark are protected by @lock.
+ * @epoch, @nodes and every locker's dl_mark are protected by @lock.
  */
 struct hl_graph {
 	unsigned long epoch;
+	struct hl_dl_node nodes[HL_DL_ROOM];
 #ifdef __KERNEL__
 	struct mutex lock;
 #endif

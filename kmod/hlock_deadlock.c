@@ -62,9 +62,6 @@
 #define HL_DL_BATCH		128
 /* Searches for one wait when what a search found kept moving. */
 #define HL_DL_TRIES		4
-/* Room for lockers met, to begin with (it doubles as needed). */
-#define HL_DL_ROOM		16
-
 /* Lists of a resource a walk looks at, in this order. */
 enum hl_dl_list {
 	HL_DL_GRANTED,		/* granted[sub]: holders on the head */
@@ -73,25 +70,6 @@ enum hl_dl_list {
 	HL_DL_QUEUE,		/* queue[sub]: waiters */
 	HL_DL_FIRST,		/* the first waiter of the queue */
 	HL_DL_DONE,
-};
-
-/**
- * struct hl_dl_node - A waiting locker the search met.
- * @lk: The locker (kept with hl_locker_get(), but for the searcher).
- * @head: The resource where it waited when the walk got to it.
- * @from: Index of the node whose waiting request it blocks.
- * @wait_seq: Its wait_seq when met (it was waiting).
- * @hold_seq: Its hold_seq when met, under the head lock of @from's wait.
- * @ahead: It was met waiting ahead, not holding: its waiting request is
- *	the edge, and its end would be seen under that same head lock.
- */
-struct hl_dl_node {
-	struct hl_locker *lk;
-	struct hl_head *head;
-	unsigned int from;
-	unsigned int wait_seq;
-	unsigned int hold_seq;
-	bool ahead;
 };
 
 /**
@@ -324,6 +302,13 @@ static bool dl_anchor_holds(const struct hl_dl *s, struct hl_head *h)
 	       o->part == (s->list == HL_DL_PARTS ? s->part : NULL);
 }
 
+/* Free the nodes of a search that outgrew its graph's.  Context: any. */
+static void dl_nodes_free(struct hl_dl *s)
+{
+	if (s->nodes != s->me->graph->nodes)
+		hl_dl_free(s->nodes);
+}
+
 /* Make room for one more node.  Return: false when out of memory. */
 static bool dl_room(struct hl_dl *s)
 {
@@ -337,7 +322,7 @@ static bool dl_room(struct hl_dl *s)
 		return false;
 	for (i = 0; i < s->nr; i++)
 		n[i] = s->nodes[i];
-	hl_dl_free(s->nodes);
+	dl_nodes_free(s);
 	s->nodes = n;
 	s->room *= 2;
 	return true;
@@ -595,14 +580,11 @@ int hl_deadlock_check(struct hl_locker *lk, struct hl_grants *g)
 	hl_assert_locker_locked(lk);
 	if (!lk->graph || !hl_deadlock_detect())
 		return 0;
-	s.nodes = hl_dl_alloc(s.room, sizeof(*s.nodes));
-	if (!s.nodes)
-		return 0;
 	/* Killed meanwhile: the task is going, and its locker with it. */
-	if (hl_graph_lock(lk->graph)) {
-		hl_dl_free(s.nodes);
+	if (hl_graph_lock(lk->graph))
 		return 0;
-	}
+	/* The graph's own nodes, while one search runs: the lock's. */
+	s.nodes = lk->graph->nodes;
 	do {
 		ret = dl_search(&s);
 	} while (ret == -EAGAIN && --tries);
@@ -618,6 +600,6 @@ int hl_deadlock_check(struct hl_locker *lk, struct hl_grants *g)
 		ret = 0;
 	}
 	hl_graph_unlock(lk->graph);
-	hl_dl_free(s.nodes);
+	dl_nodes_free(&s);
 	return ret;
 }
