@@ -556,7 +556,7 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 	bool in_yield = false;
 	unsigned int st = c->seed ^ 0x5bd1e995u;
 	int pfd[2], i, n, q, ret;
-	pid_t pid;
+	pid_t pid, actor = getpid();
 	char ch;
 
 	if (pipe(pfd))
@@ -569,7 +569,10 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 		return -EAGAIN;
 	}
 	if (!pid) {
+		/* Its actor killed before the prctl(): no signal to come. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != actor)
+			_exit(1);
 		close(pfd[0]);
 		sharer_run(c, pfd[1]);
 	}
@@ -713,7 +716,7 @@ static int actor_side(const struct cmd *c, struct reply *r)
 	unsigned int st = c->seed;
 	char why[48], path[32], msg[200];
 	bool on[NPATHS], first, last;
-	pid_t owner, g = 0;
+	pid_t owner, g = 0, actor = getpid();
 	int rep_g[2] = { 0, 0 };
 	ssize_t len;
 
@@ -731,10 +734,19 @@ static int actor_side(const struct cmd *c, struct reply *r)
 	if (owner < 0)
 		nown = 0;
 	if (!owner) {
+		/*
+		 * An actor killed before the prctl() leaves no death signal
+		 * to come: its child goes now.  Its pipes' other ends are
+		 * the actor's only, so that a read sees the actor's end.
+		 */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != actor)
+			_exit(1);
+		close(rdy[0]);
+		close(go[1]);
 		ret = hlock_owner(l, HLOCK_OWNER_PROCESS);
 		for (i = 0; !ret && i < nown; i++) {
-			snprintf(path, sizeof(path), "o%d/%d", (int)getppid(),
+			snprintf(path, sizeof(path), "o%d/%d", (int)actor,
 				 i);
 			ret = hlock_lock(l, path, HLOCK_S, 0, 0);
 		}
@@ -1277,6 +1289,25 @@ static int records_of(int fd, pid_t pid)
 	return mine;
 }
 
+/* Records of any actor's lockers ("p<pid>." whys), or -errno. */
+static int actors_records(int fd)
+{
+	const struct hlock_lock_record *rec;
+	int i, n, theirs = 0;
+	const char *why;
+	void *buf;
+
+	n = hlock_table_alloc(fd, &buf);
+	if (n < 0)
+		return n;
+	for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec)) {
+		why = hlock_record_why(rec);
+		theirs += why[0] == 'p' && why[1] >= '0' && why[1] <= '9';
+	}
+	free(buf);
+	return theirs;
+}
+
 static uint64_t takeovers_seen;
 
 static int check_all(int me)
@@ -1423,8 +1454,9 @@ static int run_seed(int me, int seed, int steps)
 {
 	struct reply r;
 	struct cmd c;
-	int i, ret = 0;
+	int i, n, ret = 0;
 	char buf[16];
+	int64_t end;
 
 	seed_now = seed;
 	rnd_state = (unsigned int)seed * 2654435761u;
@@ -1482,6 +1514,15 @@ static int run_seed(int me, int seed, int steps)
 		if (!failure[0] && records_of(me, actors[i].pid))
 			fail("actor %d left records at exit", i);
 	}
+	/*
+	 * Nor does a child of an actor killed earlier keep any: the
+	 * bounded loops of fork and side children end well within this.
+	 */
+	end = now_ns() + SETTLE_NS;
+	while ((n = actors_records(me)) > 0 && now_ns() < end)
+		usleep(10000);
+	if (!failure[0] && n)
+		fail("%d records outlive the actors", n);
 	if (failure[0])
 		ret = -1;
 	write_file_str(WRITE_TICKETS, "0", 0);
