@@ -821,12 +821,20 @@ static int64_t time_takeovers(struct __test_metadata *_metadata, int n)
 TEST_F_TIMEOUT(lease, many_taken_over_linearly, 4 * TEST_TMO)
 {
 	int n = test_scaled(4000, 1000);
-	int64_t small, big;
+	int64_t small, big, again;
 
 	/* Warm the caches and the table once. */
 	time_takeovers(_metadata, n);
 	small = time_takeovers(_metadata, n);
+	/*
+	 * The better of two: a moment the host did not run the VM makes
+	 * one run longer, never shorter (a check's run on rt took 13.2x
+	 * once, beside a cluster's VMs; other runs logged 1.5 to 6.9x).
+	 */
 	big = time_takeovers(_metadata, 4 * n);
+	again = time_takeovers(_metadata, 4 * n);
+	if (again < big)
+		big = again;
 	TH_LOG("%d takeovers: %lld us; %d: %lld us (%.1fx)", n,
 	       (long long)small / 1000, 4 * n, (long long)big / 1000,
 	       (double)big / (double)small);
