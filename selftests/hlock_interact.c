@@ -548,6 +548,17 @@ sharer_run(const struct cmd *c, int wfd)
 	_exit(0);
 }
 
+/*
+ * A child of @actor dies with it: also when the actor was killed before
+ * the prctl(), which then has no death to signal.
+ */
+static void die_with(pid_t actor)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != actor)
+		_exit(1);
+}
+
 static int actor_fork(const struct cmd *c, struct reply *r)
 {
 	static const int modes[] = { HLOCK_IS, HLOCK_IX, HLOCK_S, HLOCK_SIX,
@@ -569,10 +580,7 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 		return -EAGAIN;
 	}
 	if (!pid) {
-		/* Its actor killed before the prctl(): no signal to come. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != actor)
-			_exit(1);
+		die_with(actor);
 		close(pfd[0]);
 		sharer_run(c, pfd[1]);
 	}
@@ -734,14 +742,8 @@ static int actor_side(const struct cmd *c, struct reply *r)
 	if (owner < 0)
 		nown = 0;
 	if (!owner) {
-		/*
-		 * An actor killed before the prctl() leaves no death signal
-		 * to come: its child goes now.  Its pipes' other ends are
-		 * the actor's only, so that a read sees the actor's end.
-		 */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != actor)
-			_exit(1);
+		/* The actor's ends: a read then sees the actor's end. */
+		die_with(actor);
 		close(rdy[0]);
 		close(go[1]);
 		ret = hlock_owner(l, HLOCK_OWNER_PROCESS);
@@ -1269,13 +1271,15 @@ static uint64_t global_stats(int fd, unsigned int *out)
 
 /*
  * Records in the table that @fd reads of the lockers of actor @pid (their
- * descriptions start "p<pid>."), whichever process made their last call.
+ * descriptions start "p<pid>."), whichever process made their last call;
+ * with @pid 0, of any actor's lockers.  Or -errno.
  */
 static int records_of(int fd, pid_t pid)
 {
 	const struct hlock_lock_record *rec;
 	int i, n, mine = 0;
 	char prefix[16];
+	const char *why;
 	size_t len;
 	void *buf;
 
@@ -1283,29 +1287,13 @@ static int records_of(int fd, pid_t pid)
 	n = hlock_table_alloc(fd, &buf);
 	if (n < 0)
 		return n;
-	for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec))
-		mine += !strncmp(hlock_record_why(rec), prefix, len);
-	free(buf);
-	return mine;
-}
-
-/* Records of any actor's lockers ("p<pid>." whys), or -errno. */
-static int actors_records(int fd)
-{
-	const struct hlock_lock_record *rec;
-	int i, n, theirs = 0;
-	const char *why;
-	void *buf;
-
-	n = hlock_table_alloc(fd, &buf);
-	if (n < 0)
-		return n;
 	for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec)) {
 		why = hlock_record_why(rec);
-		theirs += why[0] == 'p' && why[1] >= '0' && why[1] <= '9';
+		mine += pid ? !strncmp(why, prefix, len) :
+			why[0] == 'p' && why[1] >= '0' && why[1] <= '9';
 	}
 	free(buf);
-	return theirs;
+	return mine;
 }
 
 static uint64_t takeovers_seen;
@@ -1519,7 +1507,7 @@ static int run_seed(int me, int seed, int steps)
 	 * bounded loops of fork and side children end well within this.
 	 */
 	end = now_ns() + SETTLE_NS;
-	while ((n = actors_records(me)) > 0 && now_ns() < end)
+	while ((n = records_of(me, 0)) > 0 && now_ns() < end)
 		usleep(10000);
 	if (!failure[0] && n)
 		fail("%d records outlive the actors", n);
