@@ -329,6 +329,8 @@ static void wait_begin(struct hl_req *req)
 	WRITE_ONCE(lk->wait_head, req->head);
 	WRITE_ONCE(lk->wait_req, req);
 	WRITE_ONCE(lk->wait_seq, lk->wait_seq + 1);
+	if (lk->graph)
+		atomic_inc(&lk->graph->waiting);
 }
 
 static void wait_end(struct hl_req *req)
@@ -340,6 +342,8 @@ static void wait_end(struct hl_req *req)
 	WRITE_ONCE(lk->wait_seq, lk->wait_seq + 1);
 	WRITE_ONCE(lk->wait_req, NULL);
 	WRITE_ONCE(lk->wait_head, NULL);
+	if (lk->graph)
+		atomic_dec(&lk->graph->waiting);
 }
 
 static void grant_add(struct hl_head *h, struct hl_req *req)

@@ -389,13 +389,18 @@ struct hl_dl_node {
  *	@epoch was met by it.
  * @nodes: The search's first HL_DL_ROOM nodes: one search runs at a
  *	time, and most meet a few lockers, so most allocate nothing.
+ * @waiting: Lockers of the space with a request waiting, from its
+ *	wait_begin() to its wait_end() (hlock_core.c): a cycle needs two of
+ *	them, so a wait that finds itself alone needs no search.
  * @lock: In the kernel, the mutex that serializes the searches of the
  *	space (hl_graph_lock()).
  *
- * @epoch, @nodes and every locker's dl_mark are protected by @lock.
+ * @epoch, @nodes and every locker's dl_mark are protected by @lock;
+ * @waiting is atomic, changed under the head lock of the wait.
  */
 struct hl_graph {
 	unsigned long epoch;
+	atomic_t waiting;
 	struct hl_dl_node nodes[HL_DL_ROOM];
 #ifdef __KERNEL__
 	struct mutex lock;

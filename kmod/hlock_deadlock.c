@@ -115,6 +115,7 @@ struct hl_dl {
 void hl_graph_init(struct hl_graph *gr)
 {
 	gr->epoch = 0;
+	atomic_set(&gr->waiting, 0);
 }
 
 /* The mode @req waits for. */
@@ -579,6 +580,16 @@ int hl_deadlock_check(struct hl_locker *lk, struct hl_grants *g)
 
 	hl_assert_locker_locked(lk);
 	if (!lk->graph || !hl_deadlock_detect())
+		return 0;
+	/*
+	 * Every locker on a cycle waits, and a locker has one request at a
+	 * time: a cycle needs two lockers that wait.  If this one is alone,
+	 * the locker whose wait closes a cycle later finds it.  The barrier
+	 * orders this look after this locker's wait_begin(): of two that
+	 * begin to wait at once, at least one sees the other, and searches.
+	 */
+	smp_mb();
+	if (atomic_read(&lk->graph->waiting) < 2)
 		return 0;
 	/* Killed meanwhile: the task is going, and its locker with it. */
 	if (hl_graph_lock(lk->graph))

@@ -871,6 +871,12 @@ static void check_invariants(void)
 					      "%s: %u vs %u", t->path, m, q);
 		(void)b;
 	}
+	/* The graph counts the lockers that wait, for its searches. */
+	for (i = 0, w = 0; w < MAX_LOCKERS; w++)
+		i += lockers[w].used && lockers[w].lk.graph == &graph &&
+		     (lockers[w].lk.wait_seq & 1);
+	CHECK(atomic_read(&graph.waiting) == i, "%d lockers wait, %d counted",
+	      i, atomic_read(&graph.waiting));
 	for (w = 0; w < MAX_LOCKERS; w++) {
 		struct hl_req *r, *p;
 		struct hl_head *a;
@@ -1253,10 +1259,16 @@ static void test_deadlock_cycle(int n)
 		CHECK(lock(i, path, HLOCK_X, 0) == 0, "own X %d", i);
 	}
 	for (i = 0; i < n - 1; i++) {
+		unsigned long epoch = graph.epoch;
+
 		snprintf(next, sizeof(next), "d/%d", i + 1);
 		CHECK(lock(i, next, HLOCK_X, 0) == -EINPROGRESS,
 		      "%d of %d waits", i, n);
 		CHECK(note_deadlock == found, "no cycle yet");
+		/* The first to wait is alone: no cycle, no search. */
+		CHECK((graph.epoch != epoch) == (i > 0),
+		      "%d of %d: searched %lu times", i, n,
+		      graph.epoch - epoch);
 	}
 	CHECK(lock(n - 1, "d/0", HLOCK_X, 0) == -EDEADLK, "cycle of %d", n);
 	CHECK(note_deadlock == found + 1, "counted once");

@@ -31,6 +31,33 @@ typedef int64_t s64;
 /* Likewise a plain load. */
 #define smp_load_acquire(p)	(*(p))
 
+/* Atomics and barriers: one thread, plain arithmetic. */
+typedef struct {
+	int counter;
+} atomic_t;
+
+static inline void atomic_set(atomic_t *v, int i)
+{
+	v->counter = i;
+}
+
+static inline int atomic_read(const atomic_t *v)
+{
+	return v->counter;
+}
+
+static inline void atomic_inc(atomic_t *v)
+{
+	v->counter++;
+}
+
+static inline void atomic_dec(atomic_t *v)
+{
+	v->counter--;
+}
+
+#define smp_mb()	((void)0)
+
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
