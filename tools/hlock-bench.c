@@ -8,7 +8,9 @@
  * 1. Single operations, uncontended: ns per call or lock+unlock pair,
  *    also through io_uring, B lockers' locks in one submit and their
  *    unlocks in the next (B = 1, 8, 32), against the ioctls.
- * 2. Handoff: two processes alternately taking X on the same object.
+ * 2. Handoff: two processes alternately taking X on the same object;
+ *    with -I, the same on one CPU, each yielding it while it holds the
+ *    lock, so that every lock call waits and is handed the lock.
  * 3. A writer's wait behind readers whose shared holds overlap.
  * 4. Two processes on two CPUs, each locking its own object, against
  *    one process alone (run it on a VM with real parallelism, --mttcg).
@@ -1359,6 +1361,118 @@ static void section_memory(unsigned int n)
 	figure("memory.slab_per_flock_file %ld\n", flk / n);
 }
 
+/*
+ * A handoff on one CPU: two processes pinned to CPU 0, each with its own
+ * locker, take X on @obj, yield the CPU while they hold it, and let go,
+ * @pairs times each.  The yield lets the other one ask and wait, so with
+ * a fair lock every lock call after the first waits and is handed the lock
+ * by the other's release: each pair is one handoff, with its wake-up and
+ * two context switches.  Under --icount, with the other CPU idle, the
+ * time is CPU 0's instructions.  Returns ns per pair, both together;
+ * *@split gets the fewer pairs done by the time the first process
+ * finished over the more (1.0: the two alternated throughout).
+ */
+static double handoff_one_cpu(enum kind kind, const char *obj, long pairs,
+			      double *split)
+{
+	int ready[2], go[2], i;
+	int64_t t0, t1;
+	pid_t pids[2];
+
+	xpipe(ready);
+	xpipe(go);
+	sh->count[0] = 0;
+	sh->count[1] = 0;
+	sh->stop = 0;
+	for (i = 0; i < 2; i++) {
+		pids[i] = spawn();
+		if (!pids[i]) {
+			struct locker l;
+			long n;
+
+			pin_to(0);
+			lk_open(&l, kind, obj);
+			xwrite(ready[1], 1);
+			xread(go[0], 1);
+			for (n = 0; n < pairs; n++) {
+				lk_lock(&l, 0, -1);
+				sched_yield();
+				lk_unlock(&l);
+				__atomic_store_n(&sh->count[i], n + 1,
+						 __ATOMIC_RELAXED);
+			}
+			/* The other's count when this one was done. */
+			n = __atomic_load_n(&sh->count[!i], __ATOMIC_RELAXED);
+			if (!__atomic_exchange_n(&sh->stop, 1, __ATOMIC_SEQ_CST))
+				sh->result = (double)n / pairs;
+			exit(0);
+		}
+	}
+	xread(ready[0], 2);
+	t0 = now_ns();
+	xwrite(go[1], 2);
+	reap(pids, 2);
+	t1 = now_ns();
+	for (i = 0; i < 2; i++) {
+		close(ready[i]);
+		close(go[i]);
+	}
+	*split = sh->result;
+	return (double)(t1 - t0) / (2 * pairs);
+}
+
+/*
+ * Section 1's handoff row: hlock against SysV semop, which hands a V to
+ * the sleeping P as hlock hands a release to the head of its queue, and
+ * flock, which lets the releaser take the lock again (its split shows
+ * it).  New objects each round, interleaved, median of @rounds.
+ */
+static void handoff_icount(int rounds, long pairs)
+{
+	static const struct {
+		const char *what, *key;
+		enum kind kind;
+		const char *obj;
+	} hs[] = {
+		{ "hlock X \"db/coll\"", "hlock", K_HLOCK, "db/coll" },
+		{ "SysV semop (SEM_UNDO)", "semop", K_SEM, NULL },
+		{ "flock LOCK_EX", "flock", K_FLOCK, NULL },
+	};
+	enum { NH = sizeof(hs) / sizeof(hs[0]) };
+	double ns[NH][MAX_ROUNDS], split[NH][MAX_ROUNDS], x[MAX_ROUNDS];
+	int k, r;
+
+	for (r = 0; r < rounds; r++) {
+		new_objects();
+		for (k = 0; k < NH; k++) {
+			int j = (k + r) % NH;
+
+			ns[j][r] = handoff_one_cpu(hs[j].kind, hs[j].obj, pairs,
+						   &split[j][r]);
+		}
+	}
+	printf("\nA handoff on one CPU, in guest instructions: 2 processes pinned to CPU 0,\n"
+	       "   each with its own locker, lock X, sched_yield(), unlock, %ld times each;\n"
+	       "   instructions per pair; split: the other's pairs when the first was done,\n"
+	       "   over its own (1.00: every pair a handoff); median of %d rounds\n",
+	       pairs, rounds);
+	printf("%-40s %10s %12s %7s %6s\n", "what", "instr/pair", "x semop",
+	       "spread", "split");
+	for (k = 0; k < NH; k++) {
+		for (r = 0; r < rounds; r++)
+			x[r] = ns[k][r] / ns[1][r];
+		printf("%-40s %10.0f %12.2f %6.1f%% %6.2f\n", hs[k].what,
+		       median(ns[k], rounds), median(x, rounds),
+		       spread(ns[k], rounds), median(split[k], rounds));
+		figure("icount.handoff_%s.instructions %.0f\n", hs[k].key,
+		       median(ns[k], rounds));
+		figure("icount.handoff_%s.x_semop %.3f\n", hs[k].key,
+		       median(x, rounds));
+		figure("icount.handoff_%s.split %.2f\n", hs[k].key,
+		       median(split[k], rounds));
+	}
+}
+
 static void section_icount(void)
 {
 	struct cand *null = cand_by_key(SINGLE, "null_ioctl_pair");
@@ -1399,6 +1513,7 @@ static void section_icount(void)
 	}
 	for (i = 0; i < nr_cands; i++)
 		single_figures(&cands[i], "icount", "instructions");
+	handoff_icount(opt_rounds < 7 ? opt_rounds : 7, 2000);
 	if (opt_mem_locks)
 		section_memory(opt_mem_locks);
 }
@@ -1537,7 +1652,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: hlock-bench [-S | -I [-M locks]] [-r rounds] [-t ms] [-w ms] [-H held] [-T trials] [-v]\n"
 		"  -S          section 4 (scaling on 2 CPUs) instead of sections 1-3\n"
-		"  -I          section 1 only, with S pairs too, in instructions (vm-run --icount)\n"
+		"  -I          section 1, with S pairs, and a handoff on one CPU, in instructions\n"
+		"              (vm-run --icount)\n"
 		"  -r rounds   interleaved rounds (sections 1, 2 and 4; default 21, -S 11)\n"
 		"  -t ms       per single-operation candidate and round (default 40)\n"
 		"  -w ms       per handoff or scaling run (default 250, -S 400)\n"
