@@ -695,6 +695,34 @@ static struct hl_waitq *head_waitq(struct hl_head *h, struct hl_req *req)
 }
 
 /*
+ * Whether a new request for mode @m on @h must wait: it conflicts with a
+ * holder, or with a waiter (unless compatible-first holders let it go
+ * first), or the node's DLM lock does not cover it.  Context: head lock.
+ */
+static inline bool head_must_wait(const struct hl_head *h, unsigned int m)
+{
+	hl_assert_head_locked(h);
+	return likely(!hl_test_skip_conflict) &&
+	       (hl_conflicts(m, h->granted_mask) ||
+		(!h->compat_first && hl_conflicts(m, h->wait_mask)) ||
+		!node_allows(h, m, 0));
+}
+
+/*
+ * Whether @req, granted on @h, must wait to convert to @target: it
+ * conflicts with the other holders, or the node's DLM lock does not cover
+ * it.  Context: head lock.
+ */
+static bool head_convert_must_wait(const struct hl_head *h,
+				   const struct hl_req *req,
+				   unsigned int target)
+{
+	hl_assert_head_locked(h);
+	return hl_conflicts(target, others_mask(h, req)) ||
+	       !node_allows_convert(h, target);
+}
+
+/*
  * Queue or grant a new request for req->mode on @h.  Return: true when
  * granted at once.
  */
@@ -704,10 +732,7 @@ static bool head_request(struct hl_head *h, struct hl_req *req,
 	unsigned int m = req->mode;
 	bool had_compat_first = h->compat_first;
 
-	if (likely(!hl_test_skip_conflict) &&
-	    (hl_conflicts(m, h->granted_mask) ||
-	     (!h->compat_first && hl_conflicts(m, h->wait_mask)) ||
-	     !node_allows(h, m, 0))) {
+	if (head_must_wait(h, m)) {
 		struct hl_waitq *wq = head_waitq(h, req);
 
 		req->state = HL_WAITING;
@@ -744,8 +769,7 @@ static bool head_request(struct hl_head *h, struct hl_req *req,
 static bool head_convert(struct hl_head *h, struct hl_req *req,
 			 unsigned int target, struct hl_grants *g)
 {
-	if (!hl_conflicts(target, others_mask(h, req)) &&
-	    node_allows_convert(h, target)) {
+	if (!head_convert_must_wait(h, req, target)) {
 		bool had_compat_first = h->compat_first;
 
 		convert_done(h, req, target);
@@ -1225,7 +1249,11 @@ static void op_wait_claims(struct hl_locker *lk, struct hl_head *h,
 
 /*
  * A new request for level @l on @h.  Return: 1 granted, 0 queued,
- * -EAGAIN when @h died under us (look it up again).
+ * -EAGAIN when @h died under us (look it up again), -ENOBUFS when it must
+ * wait, and neither @h nor the locker has queues for it: a wait earlier
+ * in the operation took the locker's spare (op_level() gives it another,
+ * and tries again).  Only a level that must wait asks for queues, so that
+ * no allocation can fail a level that would not have waited.
  */
 static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 			unsigned int m, struct hl_grants *g)
@@ -1278,6 +1306,12 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 		depart(h);
 	else
 		repart(h);
+	if (unlikely(!h->wq && !lk->spare_wq) && head_must_wait(h, m)) {
+		hl_head_unlock(h);
+		lk->nr_spare++;
+		op->reqs[l] = NULL;
+		return -ENOBUFS;
+	}
 	granted = head_request(h, req, g);
 	if (!granted) {
 		notify_holders(h, req, m);
@@ -1288,7 +1322,10 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	return granted;
 }
 
-/* Convert the locker's @req on @h for level @l.  Return: 1 or 0. */
+/*
+ * Convert the locker's @req on @h for level @l.  Return: 1 or 0, or
+ * -ENOBUFS as op_level_new().
+ */
 static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 			    struct hl_req *req, unsigned int m,
 			    struct hl_grants *g)
@@ -1301,7 +1338,6 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 	op->step[l] = HL_STEP_CONVERT;
 	op->prev[l] = req->mode;
 	op->prev_flags[l] = req->flags;
-	hl_note_convert(req, target);
 	hl_head_lock(h);
 	/* Under the head lock: hl_node_lost_notify() sees what queues before. */
 	if (unlikely(h->cluster) && hl_node_lost(h)) {
@@ -1312,6 +1348,13 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 	depart(h);
 	if (req->part)
 		part_to_head(h, req);
+	/* As in op_level_new(). */
+	if (unlikely(!h->wq && !lk->spare_wq) &&
+	    head_convert_must_wait(h, req, target)) {
+		hl_head_unlock(h);
+		return -ENOBUFS;
+	}
+	hl_note_convert(req, target);
 	/* Queue position is moot: conversions go first. */
 	req->convert_flags = op_flags(op, l) & ~HL_RF_FRONT;
 	granted = head_convert(h, req, target, g);
@@ -1330,7 +1373,7 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
  * sets it to 0.  Return: 1 when granted, 0 when it waits, -ENOMEM,
  * -EOVERFLOW or -ENOLCK when it failed with nothing done at this level.
  * Context: in an RCU read section, which it leaves while it creates the
- * level's resource, and enters again.
+ * level's resource or gives the locker queues, and enters again.
  */
 static int op_level(struct hl_locker *lk, unsigned int *known,
 		    struct hl_grants *g)
@@ -1341,19 +1384,6 @@ static int op_level(struct hl_locker *lk, unsigned int *known,
 	struct hl_req *req;
 	int ret;
 
-	/*
-	 * An earlier level waited on a head that had no queues, and took
-	 * the spare: this one may need them too.  The section ends
-	 * meanwhile, so the heads not held are looked up again.
-	 */
-	if (unlikely(!lk->spare_wq)) {
-		hl_rcu_unlock();
-		ret = hl_waitq_refill(lk);
-		hl_rcu_lock();
-		*known = 0;
-		if (ret)
-			return ret;
-	}
 	do {
 		h = op->heads[l];
 		while (l >= *known || READ_ONCE(h->dead)) {
@@ -1387,7 +1417,26 @@ static int op_level(struct hl_locker *lk, unsigned int *known,
 				ret = 1;
 			} else {
 				ret = op_level_convert(lk, h, req, m, g);
+				if (unlikely(ret == -ENOBUFS)) {
+					/* Pinned again when tried again. */
+					req->pin--;
+					op->pinned &= ~(1U << l);
+				}
 			}
+		}
+		if (unlikely(ret == -ENOBUFS)) {
+			/*
+			 * It must wait, and an earlier level's wait took the
+			 * spare queues.  The section ends meanwhile, so the
+			 * heads not held are looked up again.
+			 */
+			hl_rcu_unlock();
+			ret = hl_waitq_refill(lk);
+			hl_rcu_lock();
+			*known = 0;
+			if (ret)
+				return ret;
+			ret = -EAGAIN;
 		}
 	} while (ret == -EAGAIN);
 	return ret;

@@ -429,7 +429,8 @@ struct hl_graph {
  * @nr_spare: Entries in @spare.
  * @spare_wq: Queues for the first head a request of the locker waits on
  *	that has none yet, or NULL; the host gives one before an operation
- *	starts, and again when a level finds it taken (hl_waitq_refill()).
+ *	starts, and again when a level must wait and finds it taken
+ *	(hl_waitq_refill()).
  * @grant_node: Entry in a struct hl_grants while a continuation is due.
  * @grant_pending: Bit 0 set while @grant_node is on a struct hl_grants.
  * @graph: The wait-for graph of the locker's lock space.  Set by the glue.

@@ -51,7 +51,8 @@ bool hl_head_has_children(const struct hl_head *h);
 void hl_req_free(struct hl_req *req);
 /*
  * Give @lk spare queues (hl_locker_add_waitq()): a level of its operation
- * found them taken by an earlier one.  Context: the locker lock held, no
+ * must wait where there are none, and found the spare taken by an earlier
+ * level's wait.  Context: the locker lock held, no
  * other hlock lock, not in an RCU read section; may sleep.  Return: 0 or
  * -ENOMEM.
  */

@@ -164,10 +164,16 @@ void hl_req_free(struct hl_req *req)
 
 /* Queues given to lockers, for the check that none is lost. */
 static long waitqs;
+/* Calls of the core for queues; set to fail them with -ENOMEM. */
+static long refills;
+static bool refill_fails;
 
 int hl_waitq_refill(struct hl_locker *lk)
 {
 	CHECK(!head_locks && !part_locks && !rcu_depth, "refill under a lock");
+	refills++;
+	if (refill_fails)
+		return -ENOMEM;
 	if (lk->spare_wq)
 		return 0;
 	hl_locker_add_waitq(lk, malloc(sizeof(struct hl_waitq)));
@@ -1421,6 +1427,54 @@ static void test_deadlock_nomem(void)
 	CHECK(!locker_refs && !graph_locked, "let go");
 	CHECK(cycle_through(&lockers[0].lk), "the cycle nobody could check");
 	cancel(0);
+	reset();
+}
+
+/*
+ * A wait on a resource without queues takes the locker's spare.  A later
+ * level of the same operation asks for new ones only if it must wait too:
+ * one that is granted at once needs none, and cannot fail for want of
+ * them.  One that must wait and gets none fails with -ENOMEM, the locker
+ * as it was.
+ */
+static void test_refill_lazy(void)
+{
+	long before;
+
+	/* 0's IX on u waits for 1's S: u's queues are 0's spare. */
+	CHECK(lock(1, "u", HLOCK_S, 0) == 0, "1 holds S on u");
+	CHECK(lock(0, "u/v", HLOCK_X, 0) == -EINPROGRESS, "0 waits at u");
+	CHECK(!lockers[0].lk.spare_wq, "u took the spare");
+	/* u/v is free: no queues asked for, none given. */
+	before = refills;
+	refill_fails = true;
+	CHECK(unlock(1, "u") == 0, "1 lets go");
+	refill_fails = false;
+	CHECK(collect(0) == 0 && held(0, "u/v") == HLOCK_X, "0 granted");
+	CHECK(refills == before, "%ld queues asked for", refills - before);
+	CHECK(unlock(0, "u/v") == 0, "0 lets go");
+	check_invariants();
+
+	/* Again on new resources, where 2's S on p/q makes 0 wait twice. */
+	CHECK(lock(1, "p", HLOCK_S, 0) == 0, "1 holds S on p");
+	CHECK(lock(2, "p/q", HLOCK_S, 0) == 0, "2 holds S on p/q");
+	CHECK(lock(0, "p/q", HLOCK_X, 0) == -EINPROGRESS, "0 waits at p");
+	CHECK(!lockers[0].lk.spare_wq, "p took the spare");
+	before = refills;
+	refill_fails = true;
+	CHECK(unlock(1, "p") == 0, "1 lets go");
+	refill_fails = false;
+	CHECK(refills == before + 1, "%ld queues asked for", refills - before);
+	CHECK(collect(0) == -ENOMEM, "0 failed at p/q");
+	CHECK(held(0, "p") == HLOCK_NL && held(0, "") == HLOCK_NL &&
+	      !lockers[0].lk.nr_reqs, "0 as it was");
+	check_invariants();
+	/* With queues to be had, it waits there, and is granted. */
+	CHECK(lock(0, "p/q", HLOCK_X, 0) == -EINPROGRESS, "0 waits at p/q");
+	CHECK(unlock(2, "p/q") == 0 && collect(0) == 0 &&
+	      held(0, "p/q") == HLOCK_X, "0 granted");
+	CHECK(unlock(0, "p/q") == 0, "0 lets go");
+	check_invariants();
 	reset();
 }
 
@@ -3313,6 +3367,7 @@ int main(void)
 	test_deadlock_off();
 	test_deadlock_long();
 	test_deadlock_nomem();
+	test_refill_lazy();
 	test_deadlock_new_head(HLOCK_POLICY_BATCH, false, false);
 	test_deadlock_new_head(HLOCK_POLICY_BATCH, false, true);
 	test_deadlock_new_head(HLOCK_POLICY_FIFO, true, false);
