@@ -584,7 +584,9 @@ int hl_deadlock_check(struct hl_locker *lk, struct hl_grants *g)
 	/*
 	 * Every locker on a cycle waits, and a locker has one request at a
 	 * time: a cycle needs two lockers that wait.  If this one is alone,
-	 * the locker whose wait closes a cycle later finds it.  The barrier
+	 * the locker whose wait closes a cycle later finds it.  (The search
+	 * follows the lockers of this node only: a cluster head's remote
+	 * waiters are no nodes of it, and so not counted.)  The barrier
 	 * orders this look after this locker's wait_begin(): of two that
 	 * begin to wait at once, at least one sees the other, and searches.
 	 */
