@@ -31,7 +31,10 @@ typedef int64_t s64;
 /* Likewise a plain load. */
 #define smp_load_acquire(p)	(*(p))
 
-/* Atomics and barriers: one thread, plain arithmetic. */
+/*
+ * Atomics: one thread, plain arithmetic.  atomic_t is the kernel's own
+ * typedef (<linux/types.h>), which the core's structures name.
+ */
 typedef struct {
 	int counter;
 } atomic_t;
@@ -56,6 +59,7 @@ static inline void atomic_dec(atomic_t *v)
 	v->counter--;
 }
 
+/* No other thread to order against: the full barrier orders nothing. */
 #define smp_mb()	((void)0)
 
 #define likely(x)	__builtin_expect(!!(x), 1)
