@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #define PROBE_CPU	1
+#define PROBE_WAIT_MS	30000
 
 static long long threshold_ms;
 static int kmsg = -1;
@@ -156,9 +157,17 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n1..2\n");
 	pin(0);
-	tid = probe_thread(PROBE_CPU);
+	/*
+	 * vm-init starts the probe in the background just before this
+	 * program, and the probe pins each thread once it runs: on a busy
+	 * host that can take seconds.  Look again for up to PROBE_WAIT_MS.
+	 */
+	hold = now_ms() + PROBE_WAIT_MS;
+	while ((tid = probe_thread(PROBE_CPU)) < 0 && now_ms() < hold)
+		usleep(100000);
 	if (tid < 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("Bail out! no hlock_probe thread on CPU %d\n", PROBE_CPU);
+		printf("Bail out! no hlock_probe thread on CPU %d after %d ms\n",
+		       PROBE_CPU, PROBE_WAIT_MS);
 		return 1;
 	}
 	hold = threshold_ms + 3000;
