@@ -86,7 +86,12 @@ static void hl_clk_ast(void *arg)
 {
 	struct hl_clk *c = arg;
 	struct hl_cluster *cl = c->cl;
+	bool owed;
 
+	/* Test build: the answer lost, as the DLM can lose one. */
+	if (hl_test_dlm_lost())
+		return;
+	owed = atomic_dec_if_positive(&c->owed) >= 0;
 	/*
 	 * The section around the queueing: hl_cluster_leave() waits for it
 	 * after setting @dead (the DLM calls nothing after the lockspace is
@@ -109,7 +114,8 @@ static void hl_clk_ast(void *arg)
 	hl_clk_queue(c);
 	/* Last touch of @c: the reclaim pass reads @refs with acquire. */
 	atomic_dec_return_release(&c->refs);
-	hl_cluster_answered(cl);
+	if (owed)
+		hl_cluster_answered(cl);
 	rcu_read_unlock();
 }
 
@@ -172,7 +178,8 @@ static void hl_clk_refused(struct hl_clk *c, unsigned int call, int err)
 	}
 	pr_warn_ratelimited("DLM request in lockspace %s: %d; asking again in %u ms\n",
 			    cl->name, err, HL_RETRY_MS);
-	hl_cluster_answered(cl);
+	if (atomic_dec_if_positive(&c->owed) >= 0)
+		hl_cluster_answered(cl);
 	hl_head_lock(h);
 	hl_node_failed(h, &c->node);
 	WRITE_ONCE(c->passes, c->passes + 1);
@@ -181,6 +188,32 @@ static void hl_clk_refused(struct hl_clk *c, unsigned int call, int err)
 	if (hl_cluster_up(cl))
 		queue_delayed_work(system_wq, &cl->resume_work,
 				   msecs_to_jiffies(HL_RETRY_MS));
+}
+
+/*
+ * The pass's re-ask of the request in flight (hl_node_req's @reask) was
+ * answered @err at once: -EBUSY while the DLM still has the request (a
+ * conversion that waits for other nodes), which is no news; 0 when it
+ * took it, because it had answered the request already.  Context:
+ * process context, no lock held.
+ */
+static void hl_clk_reasked(struct hl_clk *c, int err)
+{
+	struct hl_head *h = &c->r->head;
+
+	if (err) {
+		if (err != -EBUSY)
+			pr_debug("lockspace %s: a re-ask was refused: %d\n",
+				 c->cl->name, err);
+		return;
+	}
+	pr_warn_ratelimited("lockspace %s, DLM resource %*pE: no answer from the DLM in %u ms; asked again\n",
+			    c->cl->name, c->namelen, c->name,
+			    (unsigned int)div_u64(hl_cluster_reask_ns(),
+						   NSEC_PER_MSEC));
+	hl_head_lock(h);
+	hl_node_reasked(h, &c->node);
+	hl_head_unlock(h);
 }
 
 /*
@@ -258,9 +291,23 @@ static void hl_clk_pass(struct hl_clk *c)
 		hl_clk_later(c, req.later);
 	if (req.call == HL_NODE_NONE)
 		return;
+	/*
+	 * The same request again, answered at once: nobody else is told
+	 * (no NOQUEUEBAST), and its answer is the request's, counted once.
+	 */
+	if (req.reask) {
+		ret = (*hl_dlm.lock)(c->cl->ls, req.mode, &c->lksb,
+				     DLM_LKF_VALBLK | DLM_LKF_CONVERT |
+				     DLM_LKF_NOQUEUE, c->name, c->namelen, 0,
+				     hl_clk_ast, c, hl_clk_bast);
+		hl_clk_reasked(c, ret);
+		return;
+	}
 	/* A cancel ends the request in flight; its AST answers both. */
-	if (req.call != HL_NODE_CANCEL)
+	if (req.call != HL_NODE_CANCEL) {
+		atomic_inc(&c->owed);
 		hl_cluster_sent(c->cl);
+	}
 	/*
 	 * Every request carries the value block, probes too, though the
 	 * value a probe moves is the one the DLM has already (it writes back
@@ -437,6 +484,7 @@ int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 	init_waitqueue_head(&c->answer_wq);
 	atomic_set(&c->basts, 0);
 	atomic_set(&c->refs, 0);
+	atomic_set(&c->owed, 0);
 	hl_node_init(&r->head, &c->node);
 	c->r = r;
 	c->cl = cl;

@@ -132,6 +132,9 @@ struct hl_cluster {
  * @refs: Passes of @work queued or running, @later pending, and
  *	completion ASTs between setting @done and queueing @work: while not
  *	0, the resource stays (hl_cluster_may_free()).
+ * @owed: Requests sent and counted in the binding's @inflight, not yet
+ *	answered: a completion AST when there is none is the second answer
+ *	after a re-ask (hlock_node.c), and is not counted again.
  * @node: The lock as the core sees it, and what it asks of the DLM next
  *	(hlock_node.c): this file only reads it (@node.exists: @lksb has a
  *	valid lock id).
@@ -153,6 +156,7 @@ struct hl_clk {
 	unsigned long done;
 	atomic_t basts;
 	atomic_t refs;
+	atomic_t owed;
 	struct hl_node node;
 	unsigned long passes;
 	wait_queue_head_t answer_wq;

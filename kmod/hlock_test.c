@@ -248,11 +248,15 @@ MODULE_PARM_DESC(test_skip_conflict,
 /*
  * test_dlm_fail: the next N DLM lock and unlock requests of cluster lock
  * spaces fail with ENOMEM before they reach the DLM, as if it had refused
- * them (hlock_cluster_test.sh's refused requests).
+ * them (hlock_cluster_test.sh's refused requests).  test_dlm_lose: the
+ * next N completion ASTs of resources are dropped, as the DLM drops an
+ * answer when a cancel and a grant cross (its refused and lost answers).
  */
 static atomic_t hl_test_dlm_fail = ATOMIC_INIT(0);
+static atomic_t hl_test_dlm_lose = ATOMIC_INIT(0);
 
-static int hl_test_dlm_fail_set(const char *val, const struct kernel_param *kp)
+/* Set a countdown (@kp->arg) of test_dlm_fail or test_dlm_lose. */
+static int hl_test_count_set(const char *val, const struct kernel_param *kp)
 {
 	unsigned int n;
 	int ret = kstrtouint(val, 0, &n);
@@ -261,22 +265,25 @@ static int hl_test_dlm_fail_set(const char *val, const struct kernel_param *kp)
 		return ret;
 	if (n > INT_MAX)
 		return -EINVAL;
-	atomic_set(&hl_test_dlm_fail, n);
+	atomic_set((atomic_t *)kp->arg, n);
 	return 0;
 }
 
-static int hl_test_dlm_fail_get(char *buf, const struct kernel_param *kp)
+static int hl_test_count_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%d\n", atomic_read(&hl_test_dlm_fail));
+	return sysfs_emit(buf, "%d\n", atomic_read((atomic_t *)kp->arg));
 }
 
-static const struct kernel_param_ops hl_test_dlm_fail_ops = {
-	.set = hl_test_dlm_fail_set,
-	.get = hl_test_dlm_fail_get,
+static const struct kernel_param_ops hl_test_count_ops = {
+	.set = hl_test_count_set,
+	.get = hl_test_count_get,
 };
-module_param_cb(test_dlm_fail, &hl_test_dlm_fail_ops, NULL, 0644);
+module_param_cb(test_dlm_fail, &hl_test_count_ops, &hl_test_dlm_fail, 0644);
 MODULE_PARM_DESC(test_dlm_fail,
 		 "Test build only: the next N DLM lock and unlock requests of resources fail with ENOMEM, as if the DLM refused them (reads what is left)");
+module_param_cb(test_dlm_lose, &hl_test_count_ops, &hl_test_dlm_lose, 0644);
+MODULE_PARM_DESC(test_dlm_lose,
+		 "Test build only: the next N completion ASTs of resources are dropped, as if the DLM lost the answers (reads what is left)");
 
 /**
  * hl_test_dlm_failed() - Whether a test asked for this DLM request to fail.
@@ -287,6 +294,17 @@ MODULE_PARM_DESC(test_dlm_fail,
 bool hl_test_dlm_failed(void)
 {
 	return atomic_add_unless(&hl_test_dlm_fail, -1, 0);
+}
+
+/**
+ * hl_test_dlm_lost() - Whether a test asked for this DLM answer to be lost.
+ *
+ * Context: any (a completion AST).
+ * Return: true for the next test_dlm_lose answers, then false.
+ */
+bool hl_test_dlm_lost(void)
+{
+	return atomic_add_unless(&hl_test_dlm_lose, -1, 0);
 }
 
 /**

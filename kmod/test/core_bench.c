@@ -159,6 +159,11 @@ u64 hl_node_probe_ns(void)
 	return 0;
 }
 
+u64 hl_node_reask_ns(void)
+{
+	return 0;
+}
+
 bool hl_node_lost(const struct hl_head *h)
 {
 	return false;
