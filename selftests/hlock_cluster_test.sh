@@ -29,7 +29,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..27"
+echo "1..28"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -637,6 +637,39 @@ fi
 bar refused
 [ "$t" = ok ] && ok "a request the DLM refused at once is asked again" ||
 	not_ok "a request the DLM refused at once is asked again: $t"
+
+# 16b. The DLM loses an answer, as fs/dlm does when a cancel and a grant
+# cross ("remwait error ... overlap"); the module parameter test_dlm_lose
+# drops the next N completion ASTs so.  Node 1 asks again once a request
+# has had no answer for cluster_reask_ms, and the lock is granted: the
+# making of a DLM lock (NL) on rl, then a conversion (S to X) on rm.
+t=ok
+if [ "$node" = 1 ]; then
+	p=/sys/module/hlock/parameters/test_dlm_lose
+	r=/sys/module/hlock/parameters/cluster_reask_ms
+	reask=$(cat $r)
+	echo 1000 >$r || t="cluster_reask_ms cannot be set"
+	echo 1 >$p || t="test_dlm_lose cannot be set"
+	start=$(uptime_ms)
+	hlock -w $LONG rl true || t="X on rl failed after a lost answer"
+	took=$(($(uptime_ms) - start))
+	[ "$(cat $p)" = 0 ] || t="no answer was lost on rl"
+	[ $took -ge 1000 ] || t="X on rl took $took ms, though its answer was lost"
+	hlock -w $LONG -s rm true || t="S on rm failed"
+	echo 1 >$p
+	hlock -w $LONG rm true || t="X on rm failed after a lost answer"
+	[ "$(cat $p)" = 0 ] || t="no answer was lost on rm"
+	echo 0 >$p
+	for res in prl prm; do
+		dmesg | grep -q "DLM resource $res: no answer from the DLM" ||
+			t="no re-ask of $res in the kernel log"
+	done
+	echo "# X on rl took $took ms with its answer lost"
+	echo "$reask" >$r
+fi
+bar lost-answer
+[ "$t" = ok ] && ok "a request whose answer the DLM lost is asked again" ||
+	not_ok "a request whose answer the DLM lost is asked again: $t"
 
 # 17. A lock space bound to a lockspace leaves it after its last locker
 # closes, and a locker that opens meanwhile waits until it has left, then
