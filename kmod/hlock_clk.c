@@ -81,6 +81,35 @@ void hl_clk_update(struct hl_head *h)
 		hl_clk_queue(c);
 }
 
+#ifdef HLOCK_TEST
+/* A request of @c goes out: what its lost answer leaves (test_dlm_lose). */
+static void hl_clk_test_sent(struct hl_clk *c)
+{
+	memcpy(c->test_lvb, c->lvb, HLOCK_LVB_LEN);
+}
+
+/*
+ * Whether a test asked for this answer to be lost: then the value block
+ * is as the request left, as when the DLM drops the reply that had it.
+ */
+static bool hl_clk_test_lost(struct hl_clk *c)
+{
+	if (!hl_test_dlm_lost())
+		return false;
+	memcpy(c->lvb, c->test_lvb, HLOCK_LVB_LEN);
+	return true;
+}
+#else
+static inline void hl_clk_test_sent(struct hl_clk *c)
+{
+}
+
+static inline bool hl_clk_test_lost(struct hl_clk *c)
+{
+	return false;
+}
+#endif
+
 /* The completion AST: the request in flight ended (lksb.sb_status). */
 static void hl_clk_ast(void *arg)
 {
@@ -89,7 +118,7 @@ static void hl_clk_ast(void *arg)
 	bool owed;
 
 	/* Test build: the answer lost, as the DLM can lose one. */
-	if (hl_test_dlm_lost())
+	if (hl_clk_test_lost(c))
 		return;
 	owed = atomic_dec_if_positive(&c->owed) >= 0;
 	/*
@@ -251,6 +280,7 @@ static void hl_clk_pass(struct hl_clk *c)
 	struct hl_node_event ev = { };
 	struct hl_node_req req;
 	struct hl_grants g;
+	bool novalue;
 	u32 flags = 0;
 	int ret;
 
@@ -271,14 +301,22 @@ static void hl_clk_pass(struct hl_clk *c)
 	ev.answered = test_and_clear_bit(0, &c->done);
 	if (ev.answered)
 		ev.answer = hl_clk_answer(c);
+	novalue = ev.answered && c->novalue;
+	if (ev.answered)
+		c->novalue = false;
 	ev.basts = atomic_xchg(&c->basts, 0);
 	ev.now = hl_clock();
 	WRITE_ONCE(c->passes, c->passes + 1);
 	hl_node_pass(h, &c->node, &ev, hl_cluster_up(c->cl),
 		     hl_cluster_live(c->cl), &g, &req);
-	/* Gone up: the value the last writer left, or that it is lost. */
+	/*
+	 * Gone up: the value the last writer left, or that it is lost (as
+	 * when the answer that brought it was lost, and asked for again
+	 * without it).
+	 */
 	if (req.load)
-		hl_lvb_load(c->r, c->lksb.sb_flags & DLM_SBF_VALNOTVALID ?
+		hl_lvb_load(c->r, novalue || (c->lksb.sb_flags &
+					      DLM_SBF_VALNOTVALID) ?
 				  NULL : (const u8 *)c->lvb);
 	/* Going down from SIX or X, or away: publish this node's value. */
 	if (req.store)
@@ -294,12 +332,19 @@ static void hl_clk_pass(struct hl_clk *c)
 	/*
 	 * The same request again, answered at once: nobody else is told
 	 * (no NOQUEUEBAST), and its answer is the request's, counted once.
+	 * The DLM writes the value block of a conversion from SIX or X to
+	 * the same mode: in SIX or X, the re-ask has none, or the DLM could
+	 * take this node's old value for the lost answer's newer one.
 	 */
 	if (req.reask) {
-		ret = (*hl_dlm.lock)(c->cl->ls, req.mode, &c->lksb,
-				     DLM_LKF_VALBLK | DLM_LKF_CONVERT |
-				     DLM_LKF_NOQUEUE, c->name, c->namelen, 0,
-				     hl_clk_ast, c, hl_clk_bast);
+		flags = DLM_LKF_CONVERT | DLM_LKF_NOQUEUE;
+		if (!hl_covers(req.mode, HLOCK_SIX))
+			flags |= DLM_LKF_VALBLK;
+		ret = (*hl_dlm.lock)(c->cl->ls, req.mode, &c->lksb, flags,
+				     c->name, c->namelen, 0, hl_clk_ast, c,
+				     hl_clk_bast);
+		if (!ret && !(flags & DLM_LKF_VALBLK))
+			c->novalue = true;
 		hl_clk_reasked(c, ret);
 		return;
 	}
@@ -329,6 +374,7 @@ static void hl_clk_pass(struct hl_clk *c)
 		 req.call == HL_NODE_LOCK ? "lock" :
 		 req.call == HL_NODE_CANCEL ? "cancel" : "unlock",
 		 req.call == HL_NODE_LOCK ? hl_mode_name(req.mode) : "", flags);
+	hl_clk_test_sent(c);
 	/* Test build: refused at once; not a probe, which no call waits for. */
 	if (req.call != HL_NODE_CANCEL && !req.probe && hl_test_dlm_failed())
 		ret = -ENOMEM;

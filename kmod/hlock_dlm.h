@@ -140,12 +140,17 @@ struct hl_cluster {
  *	valid lock id).
  * @passes: Passes of the work: a try-lock waiting for an answer looks
  *	again after each (the answer, or a change that makes it moot).
+ * @novalue: The DLM took a re-ask without the value block: the next
+ *	answer brings no value, and the one the lost answer brought is lost
+ *	(hl_clk_pass()).  Only the work touches it.
  * @answer_wq: Where try-locks wait for the answer.
  * @namelen: Bytes of @name.
  * @name: The DLM resource name (see the top of the file).
  * @lvb: The lock value block the DLM reads and writes (every request but
  *	a probe has DLM_LKF_VALBLK): the resource's value, copied in before
  *	this node goes down from SIX or X, out after it goes up from less.
+ * @test_lvb: Test build: @lvb as the request in flight went out, which a
+ *	lost answer leaves as it was (test_dlm_lose).
  */
 struct hl_clk {
 	struct dlm_lksb lksb;
@@ -159,10 +164,14 @@ struct hl_clk {
 	atomic_t owed;
 	struct hl_node node;
 	unsigned long passes;
+	bool novalue;
 	wait_queue_head_t answer_wq;
 	unsigned char namelen;
 	char name[DLM_RESNAME_MAXLEN];
 	char lvb[HLOCK_LVB_LEN];
+#ifdef HLOCK_TEST
+	char test_lvb[HLOCK_LVB_LEN];
+#endif
 };
 
 /* What hl_cluster_lost_work() walks the resources with. */

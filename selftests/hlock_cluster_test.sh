@@ -643,12 +643,40 @@ bar refused
 # drops the next N completion ASTs so.  Node 1 asks again once a request
 # has had no answer for cluster_reask_ms, and the lock is granted: the
 # making of a DLM lock (NL) on rl, then a conversion (S to X) on rm.
+# The lost answer had the value node 2 set on rw (the test build puts
+# node 1's block back as it was when the request went out): node 1 must
+# read it as lost (empty), never its own older value, which a re-ask
+# with the value block would have written over node 2's.
 t=ok
+reask=$(cat /sys/module/hlock/parameters/cluster_reask_ms)
+echo 1000 >/sys/module/hlock/parameters/cluster_reask_ms ||
+	t="cluster_reask_ms cannot be set"
+case $node in
+1)
+	v=$(hlock_cluster_lvb rw x one) || t="X on rw failed"
+	bar lv-one
+	bar lv-two
+	echo 1 >/sys/module/hlock/parameters/test_dlm_lose ||
+		t="test_dlm_lose cannot be set"
+	v=$(hlock_cluster_lvb rw x) || t="X on rw failed after a lost answer"
+	[ -z "$v" ] || [ "$v" = two ] ||
+		t="node 1 read '$v' on rw after a lost answer, not two or nothing"
+	echo "# node 1 read '$v' on rw after a lost answer"
+	;;
+2)
+	bar lv-one
+	v=$(hlock_cluster_lvb rw x two) || t="X on rw failed on node 2"
+	[ "$v" = one ] || t="node 2 read '$v' on rw, not one"
+	bar lv-two
+	;;
+*)
+	bar lv-one
+	bar lv-two
+	;;
+esac
 if [ "$node" = 1 ]; then
 	p=/sys/module/hlock/parameters/test_dlm_lose
-	r=/sys/module/hlock/parameters/cluster_reask_ms
-	reask=$(cat $r)
-	echo 1000 >$r || t="cluster_reask_ms cannot be set"
+	[ "$(cat $p)" = 0 ] || t="no answer was lost on rw"
 	echo 1 >$p || t="test_dlm_lose cannot be set"
 	start=$(uptime_ms)
 	hlock -w $LONG rl true || t="X on rl failed after a lost answer"
@@ -660,13 +688,13 @@ if [ "$node" = 1 ]; then
 	hlock -w $LONG rm true || t="X on rm failed after a lost answer"
 	[ "$(cat $p)" = 0 ] || t="no answer was lost on rm"
 	echo 0 >$p
-	for res in prl prm; do
+	for res in prw prl prm; do
 		dmesg | grep -q "DLM resource $res: no answer from the DLM" ||
 			t="no re-ask of $res in the kernel log"
 	done
 	echo "# X on rl took $took ms with its answer lost"
-	echo "$reask" >$r
 fi
+echo "$reask" >/sys/module/hlock/parameters/cluster_reask_ms
 bar lost-answer
 [ "$t" = ok ] && ok "a request whose answer the DLM lost is asked again" ||
 	not_ok "a request whose answer the DLM lost is asked again: $t"
