@@ -94,7 +94,7 @@ static void hl_clk_test_sent(struct hl_clk *c)
  */
 static bool hl_clk_test_lost(struct hl_clk *c)
 {
-	if (!hl_test_dlm_lost())
+	if (!hl_test_dlm_lost(c->name, c->namelen))
 		return false;
 	memcpy(c->lvb, c->test_lvb, HLOCK_LVB_LEN);
 	return true;

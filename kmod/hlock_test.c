@@ -41,6 +41,7 @@
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/dlmconstants.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -250,10 +251,13 @@ MODULE_PARM_DESC(test_skip_conflict,
  * spaces fail with ENOMEM before they reach the DLM, as if it had refused
  * them (hlock_cluster_test.sh's refused requests).  test_dlm_lose: the
  * next N completion ASTs of resources are dropped, as the DLM drops an
- * answer when a cancel and a grant cross (its refused and lost answers).
+ * answer when a cancel and a grant cross (its refused and lost answers);
+ * only those of the DLM resource test_dlm_lose_res names, when it names
+ * one ("prm" for the path rm: the name the kernel log shows).
  */
 static atomic_t hl_test_dlm_fail = ATOMIC_INIT(0);
 static atomic_t hl_test_dlm_lose = ATOMIC_INIT(0);
+static char hl_test_dlm_lose_res[DLM_RESNAME_MAXLEN + 1];
 
 /* Set a countdown (@kp->arg) of test_dlm_fail or test_dlm_lose. */
 static int hl_test_count_set(const char *val, const struct kernel_param *kp)
@@ -284,6 +288,10 @@ MODULE_PARM_DESC(test_dlm_fail,
 module_param_cb(test_dlm_lose, &hl_test_count_ops, &hl_test_dlm_lose, 0644);
 MODULE_PARM_DESC(test_dlm_lose,
 		 "Test build only: the next N completion ASTs of resources are dropped, as if the DLM lost the answers (reads what is left)");
+module_param_string(test_dlm_lose_res, hl_test_dlm_lose_res,
+		    sizeof(hl_test_dlm_lose_res), 0644);
+MODULE_PARM_DESC(test_dlm_lose_res,
+		 "Test build only: test_dlm_lose drops only the answers of this DLM resource (empty: of any)");
 
 /**
  * hl_test_dlm_failed() - Whether a test asked for this DLM request to fail.
@@ -299,11 +307,25 @@ bool hl_test_dlm_failed(void)
 /**
  * hl_test_dlm_lost() - Whether a test asked for this DLM answer to be lost.
  *
+ * @name: The DLM resource name of the answer.
+ * @len: Its length.
+ *
  * Context: any (a completion AST).
- * Return: true for the next test_dlm_lose answers, then false.
+ * Return: true for the next test_dlm_lose answers (of test_dlm_lose_res
+ * only, when it names one), then false.
  */
-bool hl_test_dlm_lost(void)
+bool hl_test_dlm_lost(const char *name, unsigned int len)
 {
+	const char *want = hl_test_dlm_lose_res;
+	size_t n = strnlen(want, sizeof(hl_test_dlm_lose_res));
+
+	if (!atomic_read(&hl_test_dlm_lose))
+		return false;
+	/* As written to sysfs, perhaps with a newline. */
+	if (n && want[n - 1] == '\n')
+		n--;
+	if (n && (n != len || memcmp(want, name, n)))
+		return false;
 	return atomic_add_unless(&hl_test_dlm_lose, -1, 0);
 }
 

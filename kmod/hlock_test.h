@@ -63,7 +63,7 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len);
 void hl_test_stall_path(enum hl_test_point tp, const char *path,
 			unsigned int len);
 bool hl_test_dlm_failed(void);
-bool hl_test_dlm_lost(void);
+bool hl_test_dlm_lost(const char *name, unsigned int len);
 void hl_test_debugfs(struct dentry *dir);
 #else
 static inline void hl_test_stall(enum hl_test_point tp, const char *name,
@@ -83,7 +83,7 @@ static inline bool hl_test_dlm_failed(void)
 }
 
 /* Whether a test asked for this DLM answer to be lost (test_dlm_lose). */
-static inline bool hl_test_dlm_lost(void)
+static inline bool hl_test_dlm_lost(const char *name, unsigned int len)
 {
 	return false;
 }
