@@ -81,46 +81,12 @@ void hl_clk_update(struct hl_head *h)
 		hl_clk_queue(c);
 }
 
-#ifdef HLOCK_TEST
-/* A request of @c goes out: what its lost answer leaves (test_dlm_lose). */
-static void hl_clk_test_sent(struct hl_clk *c)
-{
-	memcpy(c->test_lvb, c->lvb, HLOCK_LVB_LEN);
-}
-
-/*
- * Whether a test asked for this answer to be lost: then the value block
- * is as the request left, as when the DLM drops the reply that had it.
- */
-static bool hl_clk_test_lost(struct hl_clk *c)
-{
-	if (!hl_test_dlm_lost(c->name, c->namelen))
-		return false;
-	memcpy(c->lvb, c->test_lvb, HLOCK_LVB_LEN);
-	return true;
-}
-#else
-static inline void hl_clk_test_sent(struct hl_clk *c)
-{
-}
-
-static inline bool hl_clk_test_lost(struct hl_clk *c)
-{
-	return false;
-}
-#endif
-
 /* The completion AST: the request in flight ended (lksb.sb_status). */
 static void hl_clk_ast(void *arg)
 {
 	struct hl_clk *c = arg;
 	struct hl_cluster *cl = c->cl;
-	bool owed;
 
-	/* Test build: the answer lost, as the DLM can lose one. */
-	if (hl_clk_test_lost(c))
-		return;
-	owed = atomic_dec_if_positive(&c->owed) >= 0;
 	/*
 	 * The section around the queueing: hl_cluster_leave() waits for it
 	 * after setting @dead (the DLM calls nothing after the lockspace is
@@ -143,8 +109,7 @@ static void hl_clk_ast(void *arg)
 	hl_clk_queue(c);
 	/* Last touch of @c: the reclaim pass reads @refs with acquire. */
 	atomic_dec_return_release(&c->refs);
-	if (owed)
-		hl_cluster_answered(cl);
+	hl_cluster_answered(cl);
 	rcu_read_unlock();
 }
 
@@ -207,8 +172,7 @@ static void hl_clk_refused(struct hl_clk *c, unsigned int call, int err)
 	}
 	pr_warn_ratelimited("DLM request in lockspace %s: %d; asking again in %u ms\n",
 			    cl->name, err, HL_RETRY_MS);
-	if (atomic_dec_if_positive(&c->owed) >= 0)
-		hl_cluster_answered(cl);
+	hl_cluster_answered(cl);
 	hl_head_lock(h);
 	hl_node_failed(h, &c->node);
 	WRITE_ONCE(c->passes, c->passes + 1);
@@ -217,32 +181,6 @@ static void hl_clk_refused(struct hl_clk *c, unsigned int call, int err)
 	if (hl_cluster_up(cl))
 		queue_delayed_work(system_wq, &cl->resume_work,
 				   msecs_to_jiffies(HL_RETRY_MS));
-}
-
-/*
- * The pass's re-ask of the request in flight (hl_node_req's @reask) was
- * answered @err at once: -EBUSY while the DLM still has the request (a
- * conversion that waits for other nodes), which is no news; 0 when it
- * took it, because it had answered the request already.  Context:
- * process context, no lock held.
- */
-static void hl_clk_reasked(struct hl_clk *c, int err)
-{
-	struct hl_head *h = &c->r->head;
-
-	if (err) {
-		if (err != -EBUSY)
-			pr_debug("lockspace %s: a re-ask was refused: %d\n",
-				 c->cl->name, err);
-		return;
-	}
-	pr_warn_ratelimited("lockspace %s, DLM resource %*pE: no answer from the DLM in %u ms; asked again\n",
-			    c->cl->name, c->namelen, c->name,
-			    (unsigned int)div_u64(hl_cluster_reask_ns(),
-						   NSEC_PER_MSEC));
-	hl_head_lock(h);
-	hl_node_reasked(h, &c->node);
-	hl_head_unlock(h);
 }
 
 /*
@@ -280,7 +218,6 @@ static void hl_clk_pass(struct hl_clk *c)
 	struct hl_node_event ev = { };
 	struct hl_node_req req;
 	struct hl_grants g;
-	bool novalue;
 	u32 flags = 0;
 	int ret;
 
@@ -301,22 +238,14 @@ static void hl_clk_pass(struct hl_clk *c)
 	ev.answered = test_and_clear_bit(0, &c->done);
 	if (ev.answered)
 		ev.answer = hl_clk_answer(c);
-	novalue = ev.answered && c->novalue;
-	if (ev.answered)
-		c->novalue = false;
 	ev.basts = atomic_xchg(&c->basts, 0);
 	ev.now = hl_clock();
 	WRITE_ONCE(c->passes, c->passes + 1);
 	hl_node_pass(h, &c->node, &ev, hl_cluster_up(c->cl),
 		     hl_cluster_live(c->cl), &g, &req);
-	/*
-	 * Gone up: the value the last writer left, or that it is lost (as
-	 * when the answer that brought it was lost, and asked for again
-	 * without it).
-	 */
+	/* Gone up: the value the last writer left, or that it is lost. */
 	if (req.load)
-		hl_lvb_load(c->r, novalue || (c->lksb.sb_flags &
-					      DLM_SBF_VALNOTVALID) ?
+		hl_lvb_load(c->r, c->lksb.sb_flags & DLM_SBF_VALNOTVALID ?
 				  NULL : (const u8 *)c->lvb);
 	/* Going down from SIX or X, or away: publish this node's value. */
 	if (req.store)
@@ -329,30 +258,9 @@ static void hl_clk_pass(struct hl_clk *c)
 		hl_clk_later(c, req.later);
 	if (req.call == HL_NODE_NONE)
 		return;
-	/*
-	 * The same request again, answered at once: nobody else is told
-	 * (no NOQUEUEBAST), and its answer is the request's, counted once.
-	 * The DLM writes the value block of a conversion from SIX or X to
-	 * the same mode: in SIX or X, the re-ask has none, or the DLM could
-	 * take this node's old value for the lost answer's newer one.
-	 */
-	if (req.reask) {
-		flags = DLM_LKF_CONVERT | DLM_LKF_NOQUEUE;
-		if (!hl_covers(req.mode, HLOCK_SIX))
-			flags |= DLM_LKF_VALBLK;
-		ret = (*hl_dlm.lock)(c->cl->ls, req.mode, &c->lksb, flags,
-				     c->name, c->namelen, 0, hl_clk_ast, c,
-				     hl_clk_bast);
-		if (!ret && !(flags & DLM_LKF_VALBLK))
-			c->novalue = true;
-		hl_clk_reasked(c, ret);
-		return;
-	}
 	/* A cancel ends the request in flight; its AST answers both. */
-	if (req.call != HL_NODE_CANCEL) {
-		atomic_inc(&c->owed);
+	if (req.call != HL_NODE_CANCEL)
 		hl_cluster_sent(c->cl);
-	}
 	/*
 	 * Every request carries the value block, probes too, though the
 	 * value a probe moves is the one the DLM has already (it writes back
@@ -374,7 +282,6 @@ static void hl_clk_pass(struct hl_clk *c)
 		 req.call == HL_NODE_LOCK ? "lock" :
 		 req.call == HL_NODE_CANCEL ? "cancel" : "unlock",
 		 req.call == HL_NODE_LOCK ? hl_mode_name(req.mode) : "", flags);
-	hl_clk_test_sent(c);
 	/* Test build: refused at once; not a probe, which no call waits for. */
 	if (req.call != HL_NODE_CANCEL && !req.probe && hl_test_dlm_failed())
 		ret = -ENOMEM;
@@ -530,7 +437,6 @@ int hl_cluster_res_init(struct hl_res *r, struct hl_cluster *cl,
 	init_waitqueue_head(&c->answer_wq);
 	atomic_set(&c->basts, 0);
 	atomic_set(&c->refs, 0);
-	atomic_set(&c->owed, 0);
 	hl_node_init(&r->head, &c->node);
 	c->r = r;
 	c->cl = cl;

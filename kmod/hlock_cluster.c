@@ -68,16 +68,6 @@ static unsigned int hl_cluster_try_ms = 100;
 module_param_named(cluster_try_ms, hl_cluster_try_ms, uint, 0644);
 MODULE_PARM_DESC(cluster_try_ms,
 		 "Milliseconds a try-lock in a cluster lock space waits at most for the DLM, when nothing on this node stands in its way (default 100)");
-/*
- * How long a DLM request may stay unanswered before this node asks again
- * (hlock_node.c's re-ask): the DLM can drop an answer (fs/dlm's "remwait
- * error ... overlap", when a cancel and a grant cross), and nothing else
- * would ever answer the lockers that wait for it.
- */
-static unsigned int hl_cluster_reask_ms = 5000;
-module_param_named(cluster_reask_ms, hl_cluster_reask_ms, uint, 0644);
-MODULE_PARM_DESC(cluster_reask_ms,
-		 "Milliseconds a DLM request may go unanswered before this node asks the DLM again whether it still has it (default 5000; 0: never)");
 /* The parameter as last set; guarded by hl_cluster_lock. */
 static char hl_cluster_param[DLM_LOCKSPACE_LEN + 1];
 static DEFINE_MUTEX(hl_cluster_lock);
@@ -157,16 +147,6 @@ bool hl_cluster_caching(void)
 u64 hl_cluster_probe_ns(void)
 {
 	return (u64)READ_ONCE(hl_cluster_probe_ms) * NSEC_PER_MSEC;
-}
-
-/**
- * hl_cluster_reask_ns() - The cluster_reask_ms parameter, in ns.
- *
- * Return: the interval, 0 for never.
- */
-u64 hl_cluster_reask_ns(void)
-{
-	return (u64)READ_ONCE(hl_cluster_reask_ms) * NSEC_PER_MSEC;
 }
 
 /**

@@ -32,7 +32,6 @@ int hl_cluster_token(struct hl_cluster *cl, u64 *token);
 bool hl_cluster_lost(const struct hl_cluster *cl);
 bool hl_cluster_caching(void);
 u64 hl_cluster_probe_ns(void);
-u64 hl_cluster_reask_ns(void);
 ktime_t hl_cluster_try_deadline(void);
 
 #endif /* _HLOCK_CLUSTER_H */

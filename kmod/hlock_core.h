@@ -651,13 +651,6 @@ void hl_node_remote(struct hl_head *h, unsigned int mask);
 void hl_node_changed(struct hl_head *h, struct hl_grants *g);
 void hl_node_lost_notify(struct hl_head *h, struct hl_grants *g);
 
-/*
- * How long a node lock goes no higher after an answer that may have a
- * second one behind it (struct hl_node's @settle_at): the DLM delivers a
- * lock's answers in order, one right after the other.
- */
-#define HL_NODE_SETTLE_NS	1000000000ULL
-
 /* States of a probe of other nodes' waits (struct hl_node's @probe). */
 enum hl_node_probe {
 	HL_PROBE_NONE,
@@ -674,9 +667,6 @@ enum hl_node_probe {
  *	later.
  * @deadlk_at: hl_clock() when the DLM last refused a conversion as a
  *	conversion deadlock.
- * @sent_at: hl_clock() when the request in flight went out, or was last
- *	asked again (hl_node_pass()'s re-ask).
- * @settle_at: With @settling, its end, in hl_clock() time.
  * @mode: The mode the DLM granted (HLOCK_NL while there is no lock).  The
  *	head's node_mode, what the core may grant, is never more, and less
  *	while a conversion down is in flight.
@@ -702,20 +692,12 @@ enum hl_node_probe {
  *	try-locks it was for give up.
  * @try_gen: The head's try_gen when @refused or @failed was said: they
  *	hold for those try-locks only.
- * @reasked: The DLM took a re-ask of the request in flight (it had
- *	dropped the answer, or the answer was on its way): two answers may
- *	come for one request.
- * @settling: No conversion up (hl_node_target()) until @settle_at: an
- *	answer came after a re-ask the DLM took, or one came for no
- *	request, and another may still be on its way.
  *
  * Protected by the head lock; only hlock_node.c writes it.
  */
 struct hl_node {
 	u64 remote_at;
 	u64 deadlk_at;
-	u64 sent_at;
-	u64 settle_at;
 	unsigned char mode;
 	unsigned char asked;
 	unsigned char hold;
@@ -732,8 +714,6 @@ struct hl_node {
 	bool noqueue;
 	bool refused;
 	bool failed;
-	bool reasked;
-	bool settling;
 };
 
 /* What a pass asks of the DLM (struct hl_node_req). */
@@ -779,11 +759,6 @@ struct hl_node_event {
  * @expedite: HL_NODE_LOCK makes the lock, in NL, granted at once
  *	(DLM_LKF_EXPEDITE).
  * @probe: HL_NODE_LOCK asks for the mode held, without the value block.
- * @reask: HL_NODE_LOCK asks again for the request in flight, which has
- *	had no answer for hl_node_reask_ns(): @mode, with DLM_LKF_NOQUEUE
- *	and no NOQUEUEBAST.  The DLM refuses it at once (-EBUSY) while it
- *	still has the request, which is no failure; if it takes it, the host
- *	says so (hl_node_reasked()), and its answer is the request's.
  * @load: Load the lock value block the answer brought into the head first.
  * @store: Store the head's lock value block into the DLM's first (the
  *	node goes down from SIX or X, or away).
@@ -797,7 +772,6 @@ struct hl_node_req {
 	bool noqueue;
 	bool expedite;
 	bool probe;
-	bool reask;
 	bool load;
 	bool store;
 	u64 later;
@@ -810,7 +784,6 @@ int hl_node_target(const struct hl_head *h, const struct hl_node *n, bool up);
 bool hl_node_cancel_due(const struct hl_head *h, const struct hl_node *n,
 			bool live);
 void hl_node_failed(struct hl_head *h, struct hl_node *n);
-void hl_node_reasked(struct hl_head *h, struct hl_node *n);
 void hl_node_pass(struct hl_head *h, struct hl_node *n,
 		  const struct hl_node_event *ev, bool up, bool live,
 		  struct hl_grants *g, struct hl_node_req *req);

@@ -132,25 +132,17 @@ struct hl_cluster {
  * @refs: Passes of @work queued or running, @later pending, and
  *	completion ASTs between setting @done and queueing @work: while not
  *	0, the resource stays (hl_cluster_may_free()).
- * @owed: Requests sent and counted in the binding's @inflight, not yet
- *	answered: a completion AST when there is none is the second answer
- *	after a re-ask (hlock_node.c), and is not counted again.
  * @node: The lock as the core sees it, and what it asks of the DLM next
  *	(hlock_node.c): this file only reads it (@node.exists: @lksb has a
  *	valid lock id).
  * @passes: Passes of the work: a try-lock waiting for an answer looks
  *	again after each (the answer, or a change that makes it moot).
- * @novalue: The DLM took a re-ask without the value block: the next
- *	answer brings no value, and the one the lost answer brought is lost
- *	(hl_clk_pass()).  Only the work touches it.
  * @answer_wq: Where try-locks wait for the answer.
  * @namelen: Bytes of @name.
  * @name: The DLM resource name (see the top of the file).
  * @lvb: The lock value block the DLM reads and writes (every request but
  *	a probe has DLM_LKF_VALBLK): the resource's value, copied in before
  *	this node goes down from SIX or X, out after it goes up from less.
- * @test_lvb: Test build: @lvb as the request in flight went out, which a
- *	lost answer leaves as it was (test_dlm_lose).
  */
 struct hl_clk {
 	struct dlm_lksb lksb;
@@ -161,17 +153,12 @@ struct hl_clk {
 	unsigned long done;
 	atomic_t basts;
 	atomic_t refs;
-	atomic_t owed;
 	struct hl_node node;
 	unsigned long passes;
-	bool novalue;
 	wait_queue_head_t answer_wq;
 	unsigned char namelen;
 	char name[DLM_RESNAME_MAXLEN];
 	char lvb[HLOCK_LVB_LEN];
-#ifdef HLOCK_TEST
-	char test_lvb[HLOCK_LVB_LEN];
-#endif
 };
 
 /* What hl_cluster_lost_work() walks the resources with. */

@@ -19,8 +19,7 @@
  *                                                             (hlock_lvb.c)
  *   the cluster      hl_node_update(), hl_node_lost(),        (hlock_clk.c,
  *                                                             hlock_cluster.c)
- *                    hl_node_caching(), hl_node_probe_ns(),
- *                    hl_node_reask_ns()
+ *                    hl_node_caching(), hl_node_probe_ns()
  *   fencing tokens   hl_token_next()
  *   deadlock search  hl_deadlock_detect(), hl_graph_lock()... (hlock_deadlock.c's
  *                    needs: a mutex per space, references, memory)
@@ -329,11 +328,6 @@ bool hl_node_caching(void)
 u64 hl_node_probe_ns(void)
 {
 	return hl_cluster_probe_ns();
-}
-
-u64 hl_node_reask_ns(void)
-{
-	return hl_cluster_reask_ns();
 }
 
 /* The deadlock search's needs (hlock_deadlock.c). */

@@ -280,12 +280,6 @@ bool hl_node_caching(void);
  */
 u64 hl_node_probe_ns(void);
 /*
- * How long, in ns of hl_clock(), a DLM request may stay unanswered before
- * the node asks again whether the DLM still has it (hl_node_pass()); 0:
- * never.
- */
-u64 hl_node_reask_ns(void);
-/*
  * Whether this node lost the cluster of the @cluster head @h: nothing is
  * granted there any more, and what waits there fails with -ENOLINK.  Once
  * true, it stays true.  Context: head lock.

@@ -38,14 +38,6 @@
  *                             between the two answers says who still waits
  *   exists, head idle --pass with unlock wanted--> unlocking --answer-->
  *                             none, others' waits end
- *   busy, no answer for a re-ask interval --pass--> busy: the request
- *                             asked again, answered at once (NOQUEUE);
- *                             the DLM refuses it at once while it has the
- *                             request, else its answer is the request's
- *                             (the DLM lost that one, or it is late: for a
- *                             settling time after the answer, nothing up)
- *   idle --answer to no request (the late one)--> settling; the mode held
- *                             asked again, so that the DLM's is this one
  *
  * Up is always a conversion of the one lock; up for new requests has
  * DLM_LKF_QUECVT.  The DLM grants a plain conversion that is compatible
@@ -91,8 +83,6 @@ void hl_node_init(struct hl_head *h, struct hl_node *n)
 	h->remote_mask = 0;
 	n->remote_at = 0;
 	n->deadlk_at = 0;
-	n->sent_at = 0;
-	n->settle_at = 0;
 	n->mode = HLOCK_NL;
 	n->asked = HLOCK_NL;
 	n->hold = HLOCK_NL;
@@ -109,8 +99,6 @@ void hl_node_init(struct hl_head *h, struct hl_node *n)
 	n->refused = false;
 	n->failed = false;
 	n->try_gen = 0;
-	n->reasked = false;
-	n->settling = false;
 }
 
 /**
@@ -178,11 +166,29 @@ static unsigned int node_step(const struct hl_node *n, unsigned int target)
 	return target;
 }
 
-/* hl_node_target(), but for a settling time (struct hl_node's @settling). */
-static int node_target(const struct hl_head *h, const struct hl_node *n)
+/**
+ * hl_node_target() - What the DLM lock should become now.
+ * @h: The head.
+ * @n: Its node lock.
+ * @up: A new DLM request may be made (the lockspace is live and not being
+ *	left).
+ *
+ * Down to what the local holders keep when another node waits for a mode
+ * that conflicts with this node's, up to it when their conversions need
+ * more; else up to what they need, when that is not covered.  After a
+ * conversion deadlock, down to what the holders hold, and nothing more
+ * until that changes or the probe interval is over.  From IX to S or
+ * back, down to IS first (node_step()).
+ *
+ * Return: a mode, or -1 for nothing to do.
+ */
+int hl_node_target(const struct hl_head *h, const struct hl_node *n, bool up)
 {
 	unsigned int keep, need, hold;
 
+	hl_assert_head_locked(h);
+	if (n->busy || !up || h->dead)
+		return -1;
 	/*
 	 * The DLM refused the call for the try-locks that wait at once:
 	 * they give up (hl_node_try_ok()), and nothing is asked for them.
@@ -219,37 +225,6 @@ static int node_target(const struct hl_head *h, const struct hl_node *n)
 	if (hl_covers(n->mode, need) && (n->exists || need == HLOCK_NL))
 		return -1;
 	return node_step(n, need);
-}
-
-/**
- * hl_node_target() - What the DLM lock should become now.
- * @h: The head.
- * @n: Its node lock.
- * @up: A new DLM request may be made (the lockspace is live and not being
- *	left).
- *
- * Down to what the local holders keep when another node waits for a mode
- * that conflicts with this node's, up to it when their conversions need
- * more; else up to what they need, when that is not covered.  After a
- * conversion deadlock, down to what the holders hold, and nothing more
- * until that changes or the probe interval is over.  From IX to S or
- * back, down to IS first (node_step()).  Never up while settling.
- *
- * Return: a mode, or -1 for nothing to do.
- */
-int hl_node_target(const struct hl_head *h, const struct hl_node *n, bool up)
-{
-	int target;
-
-	hl_assert_head_locked(h);
-	if (n->busy || !up || h->dead)
-		return -1;
-	target = node_target(h, n);
-	/* Nothing up while an answer may still come (hl_node_pass()). */
-	if (target >= 0 && n->settling && n->exists &&
-	    !hl_covers(n->mode, target))
-		return -1;
-	return target;
 }
 
 /**
@@ -291,17 +266,6 @@ static bool node_answer(struct hl_head *h, struct hl_node *n,
 	n->busy = false;
 	n->cancelling = false;
 	n->noqueue = false;
-	/*
-	 * After a re-ask the DLM took, this answer may be the request's own,
-	 * late, and the re-ask's still on its way: taken for the next
-	 * request's, it could say "granted" of a conversion up that waits.
-	 * Nothing goes up until any such answer has come (hl_node_pass()).
-	 */
-	if (n->reasked) {
-		n->reasked = false;
-		n->settling = true;
-		n->settle_at = now + HL_NODE_SETTLE_NS;
-	}
 	/* The next request for the tries that wait is queued, or not. */
 	n->refused = a == HL_NODE_REFUSED;
 	n->try_gen = h->try_gen;
@@ -395,22 +359,6 @@ void hl_node_failed(struct hl_head *h, struct hl_node *n)
 	n->try_gen = h->try_gen;
 	n->unlocking = false;
 	n->probe = HL_PROBE_NONE;
-}
-
-/**
- * hl_node_reasked() - The DLM took a re-ask (hl_node_req's @reask): it had
- *	no request in flight for this node's lock any more.
- * @h: The head.
- * @n: Its node lock.
- *
- * So it had answered the request, and that answer was lost, or is still
- * on its way; the re-ask brings one either way.
- */
-void hl_node_reasked(struct hl_head *h, struct hl_node *n)
-{
-	hl_assert_head_locked(h);
-	if (n->busy)
-		n->reasked = true;
 }
 
 /*
@@ -507,10 +455,9 @@ static void node_ask(struct hl_head *h, struct hl_node *n, unsigned int target,
 }
 
 /* Ask for the mode held again: a probe (the value block stays as it is). */
-static void node_probe(struct hl_node *n, u64 now, struct hl_node_req *req)
+static void node_probe(struct hl_node *n, struct hl_node_req *req)
 {
 	n->busy = true;
-	n->sent_at = now;
 	n->asked = n->mode;
 	n->down = false;
 	n->probe = n->probe == HL_PROBE_BETWEEN ? HL_PROBE_SECOND :
@@ -521,25 +468,6 @@ static void node_probe(struct hl_node *n, u64 now, struct hl_node_req *req)
 	req->mode = n->mode;
 	req->convert = true;
 	req->probe = true;
-}
-
-/*
- * Ask again for the request in flight, which had no answer for a re-ask
- * interval: the same mode, answered at once (NOQUEUE).  Nothing is
- * cancelled or changed by it: while the DLM has the request, it refuses
- * the re-ask at once; once it answered (the answer lost, as fs/dlm does
- * when a cancel and a grant cross, or late), it takes it, and its answer
- * comes: granted when the DLM had granted the request, refused or granted
- * when it had cancelled it.  The next look is another interval away.
- */
-static void node_reask(struct hl_node *n, u64 now, struct hl_node_req *req)
-{
-	n->sent_at = now;
-	req->call = HL_NODE_LOCK;
-	req->mode = n->asked;
-	req->convert = true;
-	req->noqueue = true;
-	req->reask = true;
 }
 
 /**
@@ -558,8 +486,7 @@ void hl_node_pass(struct hl_head *h, struct hl_node *n,
 		  const struct hl_node_event *ev, bool up, bool live,
 		  struct hl_grants *g, struct hl_node_req *req)
 {
-	u64 wait = hl_node_probe_ns(), reask = hl_node_reask_ns(), due;
-	bool stray = ev->answered && !n->busy;
+	u64 wait = hl_node_probe_ns(), due;
 	int target;
 
 	hl_assert_head_locked(h);
@@ -570,22 +497,9 @@ void hl_node_pass(struct hl_head *h, struct hl_node *n,
 	req->noqueue = false;
 	req->expedite = false;
 	req->probe = false;
-	req->reask = false;
-	req->load = ev->answered && !stray &&
-		    node_answer(h, n, ev->answer, ev->now);
+	req->load = ev->answered && node_answer(h, n, ev->answer, ev->now);
 	req->store = false;
 	req->later = 0;
-	/*
-	 * An answer to no request: the second of two after a re-ask.  The
-	 * DLM lock may now hold more than @n->mode (a cancelled conversion
-	 * the re-ask asked again for): below, it is asked for @n->mode.
-	 */
-	if (stray) {
-		n->settling = true;
-		n->settle_at = ev->now + HL_NODE_SETTLE_NS;
-	}
-	if (n->settling && ev->now >= n->settle_at)
-		n->settling = false;
 	node_basts(h, n, ev->basts, ev->now);
 	if (n->probe == HL_PROBE_DONE)
 		node_probed(h, n, ev->now);
@@ -606,13 +520,6 @@ void hl_node_pass(struct hl_head *h, struct hl_node *n,
 		req->call = HL_NODE_CANCEL;
 	}
 	target = req->call == HL_NODE_NONE ? hl_node_target(h, n, up) : -1;
-	/* Up waits until every answer that may still come came. */
-	if (n->settling)
-		req->later = n->settle_at;
-	/* After an answer to no request, the mode held, asked again. */
-	if (stray && target < 0 && req->call == HL_NODE_NONE && n->exists &&
-	    !n->busy && up)
-		target = n->mode;
 	/*
 	 * Going down from SIX or X (or away): the DLM keeps what this node
 	 * published, for the next node to go up.  (Up to X from SIX, it
@@ -625,37 +532,23 @@ void hl_node_pass(struct hl_head *h, struct hl_node *n,
 		/* What must change comes first: a probe between stops. */
 		n->probe = HL_PROBE_NONE;
 		node_ask(h, n, target, req);
-		n->sent_at = ev->now;
 		return;
 	}
-	if (req->call != HL_NODE_NONE) {
-		n->sent_at = ev->now;
-		return;
-	}
-	/* No answer for a while: does the DLM still have the request? */
-	if (n->busy && !n->unlocking && live && reask) {
-		due = n->sent_at + reask;
-		if (ev->now >= due)
-			node_reask(n, ev->now, req);
-		else if (!req->later || due < req->later)
-			req->later = due;
-		return;
-	}
-	if (n->busy || !up || !wait)
+	if (req->call != HL_NODE_NONE || n->busy || !up || !wait)
 		return;
 	/* The second probe follows the first's answer at once. */
 	if (n->probe == HL_PROBE_BETWEEN && node_blocks_remote(h, n)) {
-		node_probe(n, ev->now, req);
+		node_probe(n, req);
 		return;
 	}
 	n->probe = HL_PROBE_NONE;
-	if (n->deadlk && (!req->later || n->deadlk_at + wait < req->later))
+	if (n->deadlk)
 		req->later = n->deadlk_at + wait;
 	if (!node_blocks_remote(h, n))
 		return;
 	due = n->remote_at + wait;
 	if (ev->now >= due) {
-		node_probe(n, ev->now, req);
+		node_probe(n, req);
 		return;
 	}
 	if (!req->later || due < req->later)

@@ -41,7 +41,6 @@
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
-#include <linux/dlmconstants.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -249,18 +248,11 @@ MODULE_PARM_DESC(test_skip_conflict,
 /*
  * test_dlm_fail: the next N DLM lock and unlock requests of cluster lock
  * spaces fail with ENOMEM before they reach the DLM, as if it had refused
- * them (hlock_cluster_test.sh's refused requests).  test_dlm_lose: the
- * next N completion ASTs of resources are dropped, as the DLM drops an
- * answer when a cancel and a grant cross (its refused and lost answers);
- * only those of the DLM resource test_dlm_lose_res names, when it names
- * one ("prm" for the path rm: the name the kernel log shows).
+ * them (hlock_cluster_test.sh's refused requests).
  */
 static atomic_t hl_test_dlm_fail = ATOMIC_INIT(0);
-static atomic_t hl_test_dlm_lose = ATOMIC_INIT(0);
-static char hl_test_dlm_lose_res[DLM_RESNAME_MAXLEN + 1];
 
-/* Set a countdown (@kp->arg) of test_dlm_fail or test_dlm_lose. */
-static int hl_test_count_set(const char *val, const struct kernel_param *kp)
+static int hl_test_dlm_fail_set(const char *val, const struct kernel_param *kp)
 {
 	unsigned int n;
 	int ret = kstrtouint(val, 0, &n);
@@ -269,29 +261,22 @@ static int hl_test_count_set(const char *val, const struct kernel_param *kp)
 		return ret;
 	if (n > INT_MAX)
 		return -EINVAL;
-	atomic_set((atomic_t *)kp->arg, n);
+	atomic_set(&hl_test_dlm_fail, n);
 	return 0;
 }
 
-static int hl_test_count_get(char *buf, const struct kernel_param *kp)
+static int hl_test_dlm_fail_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%d\n", atomic_read((atomic_t *)kp->arg));
+	return sysfs_emit(buf, "%d\n", atomic_read(&hl_test_dlm_fail));
 }
 
-static const struct kernel_param_ops hl_test_count_ops = {
-	.set = hl_test_count_set,
-	.get = hl_test_count_get,
+static const struct kernel_param_ops hl_test_dlm_fail_ops = {
+	.set = hl_test_dlm_fail_set,
+	.get = hl_test_dlm_fail_get,
 };
-module_param_cb(test_dlm_fail, &hl_test_count_ops, &hl_test_dlm_fail, 0644);
+module_param_cb(test_dlm_fail, &hl_test_dlm_fail_ops, NULL, 0644);
 MODULE_PARM_DESC(test_dlm_fail,
 		 "Test build only: the next N DLM lock and unlock requests of resources fail with ENOMEM, as if the DLM refused them (reads what is left)");
-module_param_cb(test_dlm_lose, &hl_test_count_ops, &hl_test_dlm_lose, 0644);
-MODULE_PARM_DESC(test_dlm_lose,
-		 "Test build only: the next N completion ASTs of resources are dropped, as if the DLM lost the answers (reads what is left)");
-module_param_string(test_dlm_lose_res, hl_test_dlm_lose_res,
-		    sizeof(hl_test_dlm_lose_res), 0644);
-MODULE_PARM_DESC(test_dlm_lose_res,
-		 "Test build only: test_dlm_lose drops only the answers of this DLM resource (empty: of any)");
 
 /**
  * hl_test_dlm_failed() - Whether a test asked for this DLM request to fail.
@@ -302,31 +287,6 @@ MODULE_PARM_DESC(test_dlm_lose_res,
 bool hl_test_dlm_failed(void)
 {
 	return atomic_add_unless(&hl_test_dlm_fail, -1, 0);
-}
-
-/**
- * hl_test_dlm_lost() - Whether a test asked for this DLM answer to be lost.
- *
- * @name: The DLM resource name of the answer.
- * @len: Its length.
- *
- * Context: any (a completion AST).
- * Return: true for the next test_dlm_lose answers (of test_dlm_lose_res
- * only, when it names one), then false.
- */
-bool hl_test_dlm_lost(const char *name, unsigned int len)
-{
-	const char *want = hl_test_dlm_lose_res;
-	size_t n = strnlen(want, sizeof(hl_test_dlm_lose_res));
-
-	if (!atomic_read(&hl_test_dlm_lose))
-		return false;
-	/* As written to sysfs, perhaps with a newline. */
-	if (n && want[n - 1] == '\n')
-		n--;
-	if (n && (n != len || memcmp(want, name, n)))
-		return false;
-	return atomic_add_unless(&hl_test_dlm_lose, -1, 0);
 }
 
 /**

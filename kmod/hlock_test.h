@@ -63,7 +63,6 @@ void hl_test_stall(enum hl_test_point tp, const char *name, unsigned int len);
 void hl_test_stall_path(enum hl_test_point tp, const char *path,
 			unsigned int len);
 bool hl_test_dlm_failed(void);
-bool hl_test_dlm_lost(const char *name, unsigned int len);
 void hl_test_debugfs(struct dentry *dir);
 #else
 static inline void hl_test_stall(enum hl_test_point tp, const char *name,
@@ -78,12 +77,6 @@ static inline void hl_test_stall_path(enum hl_test_point tp,
 
 /* Whether a test asked for this DLM request to fail (test_dlm_fail). */
 static inline bool hl_test_dlm_failed(void)
-{
-	return false;
-}
-
-/* Whether a test asked for this DLM answer to be lost (test_dlm_lose). */
-static inline bool hl_test_dlm_lost(const char *name, unsigned int len)
 {
 	return false;
 }

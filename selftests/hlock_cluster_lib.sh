@@ -40,8 +40,3 @@ within() {
 		sleep 0.1
 	done
 }
-
-# Milliseconds since boot (from /proc/uptime, in steps of 10 ms).
-uptime_ms() {
-	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
-}

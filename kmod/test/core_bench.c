@@ -159,11 +159,6 @@ u64 hl_node_probe_ns(void)
 	return 0;
 }
 
-u64 hl_node_reask_ns(void)
-{
-	return 0;
-}
-
 bool hl_node_lost(const struct hl_head *h)
 {
 	return false;

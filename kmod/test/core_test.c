@@ -350,14 +350,6 @@ u64 hl_node_probe_ns(void)
 	return probe_ns;
 }
 
-/* Re-asks of a request with no answer: after reask_ns, 0: never. */
-static u64 reask_ns;
-
-u64 hl_node_reask_ns(void)
-{
-	return reask_ns;
-}
-
 /* This node lost the cluster (test_cluster_lost()). */
 static bool node_lost;
 static unsigned long note_lost;
@@ -2282,15 +2274,7 @@ static struct {
 	unsigned long seq;
 	bool a_exists;
 	bool answer;			/* an answer for A is due... */
-	enum hl_node_answer ans;	/* ...the last one */
-	unsigned int nq;		/* answers made, not yet due */
-	enum hl_node_answer q[8];
-	u64 q_at[8];			/* when they were made */
-	bool split;			/* one answer comes per pass... */
-	bool hold;			/* ...or none, now and then */
-	unsigned int lose;		/* answers of A's locks to drop */
-	unsigned long lost;
-	unsigned long reasks;		/* re-asks the DLM took */
+	enum hl_node_answer ans;	/* ...this one */
 	unsigned int basts;		/* blocking ASTs for A, not taken in */
 	unsigned int b_basts;		/* blocking ASTs B got */
 	bool b_deadlk;			/* B's last conversion was refused */
@@ -2314,57 +2298,6 @@ static void dlm_bast(unsigned int x, unsigned int m)
 		dlm.basts |= hl_mode_bit(m);
 	else if (x == NB)
 		dlm.b_basts |= hl_mode_bit(m);
-}
-
-/*
- * Answers to A's requests (fs/dlm's completion ASTs), in order: made,
- * then due.  Without @split, every answer made is due at once; those due
- * together are taken in as one, the last one's status, as hlock_clk.c's
- * done bit takes them.  With @split, one is due before each pass, none
- * while @hold: a pass comes between two answers, or before one that is
- * on its way.  But every answer is due within HL_NODE_SETTLE_NS of being
- * made, as fs/dlm delivers them (what hlock_node.c's settling assumes).
- */
-static void dlm_deliver(void)
-{
-	bool overdue;
-	unsigned int i;
-
-	while (dlm.nq) {
-		overdue = clock_ns - dlm.q_at[0] >= HL_NODE_SETTLE_NS;
-		if (dlm.hold && !overdue)
-			break;
-		dlm.answer = true;
-		dlm.ans = dlm.q[0];
-		dlm.nq--;
-		for (i = 0; i < dlm.nq; i++) {
-			dlm.q[i] = dlm.q[i + 1];
-			dlm.q_at[i] = dlm.q_at[i + 1];
-		}
-		if (dlm.split && !overdue)
-			break;
-	}
-}
-
-/*
- * A's request is answered: dropped while @lose says so (not an unlock's:
- * hlock does not ask again for those); else made, and due as
- * dlm_deliver() says.
- */
-static void dlm_answer(enum hl_node_answer a)
-{
-	if (dlm.lose && a != HL_NODE_FAILED) {
-		dlm.lose--;
-		dlm.lost++;
-		return;
-	}
-	CHECK(dlm.nq < ARRAY_SIZE(dlm.q), "answers pile up");
-	if (dlm.nq < ARRAY_SIZE(dlm.q)) {
-		dlm.q_at[dlm.nq] = clock_ns;
-		dlm.q[dlm.nq++] = a;
-	}
-	if (!dlm.split)
-		dlm_deliver();
 }
 
 /* Whether @x's mode @m is compatible with every other node's grant. */
@@ -2396,8 +2329,10 @@ static void dlm_grant_to(unsigned int x, unsigned int m)
 	dlm.rq[x] = HLOCK_NL;
 	dlm.order[x] = 0;
 	dlm.highbast[x] = 0;
-	if (x == NA)
-		dlm_answer(HL_NODE_GRANTED);
+	if (x == NA) {
+		dlm.answer = true;
+		dlm.ans = HL_NODE_GRANTED;
+	}
 }
 
 /* grant_pending_locks(): grant in order, then tell the holders. */
@@ -2533,9 +2468,8 @@ static bool dlm_pass(void (*between)(void))
 	if (find_head("")->node_mode != HLOCK_X)
 		node_set("", HLOCK_X, 0);
 	hl_grants_init(&g);
-	dlm_deliver();
 	hl_head_lock(dlm_head);
-	did = dlm.answer || dlm.basts || dlm_kicked || dlm.nq;
+	did = dlm.answer || dlm.basts || dlm_kicked;
 	ev.answered = dlm.answer;
 	ev.answer = dlm.ans;
 	ev.basts = dlm.basts;
@@ -2559,26 +2493,6 @@ static bool dlm_pass(void (*between)(void))
 	run_grants(&g);
 	if (between)
 		between();
-	/*
-	 * A re-ask: refused while the DLM has A's request (a conversion that
-	 * waits); else the same mode, now or never.
-	 */
-	if (req.reask) {
-		CHECK(req.call == HL_NODE_LOCK && req.convert && req.noqueue &&
-		      !req.quecvt && !req.expedite && dlm.a_exists,
-		      "a re-ask of what");
-		if (dlm.rq[NA] != HLOCK_NL)
-			return did;
-		dlm.reasks++;
-		hl_head_lock(dlm_head);
-		hl_node_reasked(dlm_head, &dlm.n);
-		hl_head_unlock(dlm_head);
-		r = dlm_convert(NA, req.mode, false, true);
-		if (r < 0)
-			dlm_answer(HL_NODE_REFUSED);
-		dlm_check("after a re-ask");
-		return true;
-	}
 	switch (req.call) {
 	case HL_NODE_LOCK:
 		dlm.calls++;
@@ -2607,16 +2521,19 @@ static bool dlm_pass(void (*between)(void))
 		CHECK(!req.noqueue || (req.quecvt && tries_only),
 		      "NOQUEUE for what is not a try");
 		r = dlm_convert(NA, req.mode, req.quecvt, req.noqueue);
-		if (r < 0)
-			dlm_answer(r == -EAGAIN ? HL_NODE_REFUSED :
-				   HL_NODE_DEADLOCK);
+		if (r < 0) {
+			dlm.answer = true;
+			dlm.ans = r == -EAGAIN ? HL_NODE_REFUSED :
+				  HL_NODE_DEADLOCK;
+		}
 		did = true;
 		break;
 	case HL_NODE_UNLOCK:
 		dlm.calls++;
 		dlm.gr[NA] = HLOCK_NL;
 		dlm.a_exists = false;
-		dlm_answer(HL_NODE_FAILED);	/* -DLM_EUNLOCK */
+		dlm.answer = true;
+		dlm.ans = HL_NODE_FAILED;	/* -DLM_EUNLOCK */
 		dlm_grant_pending();
 		did = true;
 		break;
@@ -2624,7 +2541,8 @@ static bool dlm_pass(void (*between)(void))
 		if (dlm.rq[NA] != HLOCK_NL) {
 			dlm.rq[NA] = HLOCK_NL;
 			dlm.order[NA] = 0;
-			dlm_answer(HL_NODE_CANCELLED);
+			dlm.answer = true;
+			dlm.ans = HL_NODE_CANCELLED;
 			dlm_grant_pending();
 		}
 		did = true;
@@ -2663,7 +2581,6 @@ static void dlm_start(void)
 
 static void dlm_stop(void)
 {
-	reask_ns = 0;
 	dlm_head = NULL;
 	dlm_node = NULL;
 	dlm_kicked = false;
@@ -3148,9 +3065,6 @@ static void test_node_deadlock(void)
  * caching, probes now and then, checking the nodes' safety after every
  * step (dlm_check()) and that everything is granted once B lets go.
  */
-/* Answers test_node_random() dropped, and re-asks the DLM took. */
-static unsigned long node_lost_total, node_reasks_total;
-
 static void test_node_random(unsigned int seed, bool cache)
 {
 	unsigned int step, who, m;
@@ -3160,15 +3074,10 @@ static void test_node_random(unsigned int seed, bool cache)
 	node_cache = cache;
 	dlm_start();
 	probe_ns = seed % 3 ? 1000 : 0;
-	/*
-	 * Half the seeds lose answers, and ask again after twice the time
-	 * an answer may take (as the module's 5 s to 1 s).
-	 */
-	reask_ns = seed % 2 ? 2 * HL_NODE_SETTLE_NS : 0;
 	for (step = 0; step < 400; step++) {
 		who = 20 + rand() % 4;
 		m = HLOCK_IS + rand() % 5;
-		switch (rand() % 9) {
+		switch (rand() % 7) {
 		case 0:
 		case 1:
 			if (pending[who - 20])
@@ -3201,27 +3110,8 @@ static void test_node_random(unsigned int seed, bool cache)
 			dlm_pass(NULL);
 			break;
 		case 6:
-			/* Now and then past a settling time. */
-			clock_ns += rand() % 8 ? (u64)(rand() % 800) :
-				    HL_NODE_SETTLE_NS;
+			clock_ns += rand() % 800;
 			dlm_kicked = true;
-			break;
-		case 7:
-			if (reask_ns && dlm.lose < 2 && rand() % 2)
-				dlm.lose++;
-			dlm.split = rand() % 2;
-			dlm.hold = dlm.split && rand() % 2;
-			break;
-		case 8:
-			/*
-			 * A re-ask is due, and B lets go just before: the
-			 * answer to A's request may be on its way.
-			 */
-			clock_ns += reask_ns;
-			if (rand() % 2)
-				dlm_b(HLOCK_NL);
-			dlm_kicked = true;
-			dlm_pass(NULL);
 			break;
 		}
 		dlm_check("a step");
@@ -3229,17 +3119,15 @@ static void test_node_random(unsigned int seed, bool cache)
 	/*
 	 * B lets go, and A's holders release what they hold as they get
 	 * it: every waiter is granted in the end (or refused: a conversion
-	 * deadlock with B).  The DLM loses no more answers.
+	 * deadlock with B).
 	 */
 	dlm_b(HLOCK_NL);
-	dlm.lose = 0;
-	dlm.hold = false;
 	for (step = 0; step < 16; step++) {
 		for (who = 20; who < 24; who++)
 			if (!pending[who - 20])
 				while (held(who, "c"))
 					unlock(who, "c");
-		clock_ns += 2000 + 2 * HL_NODE_SETTLE_NS;
+		clock_ns += 2000;
 		dlm_kicked = true;
 		dlm_settle();
 		for (who = 20; who < 24; who++)
@@ -3249,8 +3137,6 @@ static void test_node_random(unsigned int seed, bool cache)
 	for (who = 20; who < 24; who++)
 		CHECK(!pending[who - 20], "seed %u, cache %d: locker %u waits",
 		      seed, cache, who);
-	node_lost_total += dlm.lost;
-	node_reasks_total += dlm.reasks;
 	node_cache = true;
 	dlm_stop();
 }
@@ -3510,15 +3396,10 @@ int main(void)
 	test_node_sideways();
 	test_node_probe();
 	test_node_deadlock();
-	for (seed = 1; seed <= 200; seed++) {
+	for (seed = 1; seed <= 40; seed++) {
 		test_node_random(seed, true);
 		test_node_random(seed, false);
 	}
-	/* Answers were lost, and asked for again. */
-	CHECK(node_lost_total && node_reasks_total, "%lu lost, %lu re-asked",
-	      node_lost_total, node_reasks_total);
-	printf("core_test: %lu DLM answers lost, %lu re-asks taken\n",
-	       node_lost_total, node_reasks_total);
 	test_cluster_lost();
 	for (seed = 1; seed <= 400; seed++)
 		test_random(seed, 400);
