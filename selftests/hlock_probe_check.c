@@ -147,7 +147,7 @@ static void *spin(void *arg)
 int main(void)
 {
 	struct sched_param sp = { .sched_priority = 60 };
-	long long hold;
+	long long hold, deadline;
 	pthread_attr_t attr;
 	pthread_t thread;
 	cpu_set_t set;
@@ -157,15 +157,19 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n1..2\n");
 	pin(0);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("Bail out! no CPU %d\n", PROBE_CPU);
+		return 1;
+	}
 	/*
 	 * vm-init starts the probe in the background just before this
 	 * program, and the probe pins each thread once it runs: on a busy
 	 * host that can take seconds.  Look again for up to PROBE_WAIT_MS.
 	 */
-	hold = now_ms() + PROBE_WAIT_MS;
-	while ((tid = probe_thread(PROBE_CPU)) < 0 && now_ms() < hold)
+	deadline = now_ms() + PROBE_WAIT_MS;
+	while ((tid = probe_thread(PROBE_CPU)) < 0 && now_ms() < deadline)
 		usleep(100000);
-	if (tid < 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+	if (tid < 0) {
 		printf("Bail out! no hlock_probe thread on CPU %d after %d ms\n",
 		       PROBE_CPU, PROBE_WAIT_MS);
 		return 1;
