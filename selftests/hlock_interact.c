@@ -339,14 +339,30 @@ static int unexpected_held(struct reply *r, const char *when)
 	return 0;
 }
 
-/* What was held is, unless a takeover took it and said so (POLLPRI). */
-static int nothing_lost(struct reply *r, const char *when)
+/* Whether @p is, or lies below, a path the model holds under a lease. */
+static bool under_lease(int p)
+{
+	int q;
+
+	for (q = 0; q < NPATHS; q++)
+		if (a_m.leased[q] && (q == p || below(p, q)))
+			return true;
+	return false;
+}
+
+/*
+ * What was held is, unless a takeover took it and said so (POLLPRI).
+ * With @killed, a sharer was killed: it may have taken the one ESTALE of
+ * a takeover and died before it told, so what a lease covered may be
+ * gone untold.
+ */
+static int nothing_lost(struct reply *r, const char *when, bool killed)
 {
 	int p;
 
 	for (p = 0; p < NPATHS; p++) {
 		if (!a_m.count[p] || hlock_held(a_fd, paths[p]) > 0 ||
-		    poll_events(a_fd) & POLLPRI)
+		    poll_events(a_fd) & POLLPRI || (killed && under_lease(p)))
 			continue;
 		snprintf(r->why, sizeof(r->why),
 			 "%s: lost \"%s\" (%d acquisitions), untold", when,
@@ -496,7 +512,7 @@ static int actor_thread(const struct cmd *c, struct reply *r)
 		return t.ret;
 	if (nothing_lost(r, a_m.owned ?
 			 "a thread of the owner, own file table, exited" :
-			 "a thread with its own file table exited") ||
+			 "a thread with its own file table exited", false) ||
 	    pending_kept(r, "a thread with its own file table exited"))
 		return INT32_MIN;
 	return 0;
@@ -636,7 +652,7 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 			model_taken(q);
 	/* A sharer's end releases nothing, the locker's owner or not. */
 	if (nothing_lost(r, c->variant == FORK_KILL ? "a sharer was killed" :
-			 "a sharer exited") ||
+			 "a sharer exited", c->variant == FORK_KILL) ||
 	    pending_kept(r, "a sharer's end"))
 		return INT32_MIN;
 	/* A killed one may have left an acquisition: start afresh. */
