@@ -111,15 +111,15 @@ case $node in
 	}
 	within no_dlm_controld || t="dlm_controld survived SIGKILL"
 	# The other node's dlm_controld may be first: it sees this node's
-	# leave its group while corosync still has it, and has corosync
-	# kill it (cfg, "Killed by node 1 : dlm_controld").  The stack goes
-	# either way; any other end of corosync is a failure.
-	if pidof corosync >/dev/null && killall corosync; then
-		:
-	elif grep -q 'Killed by node [0-9]* : dlm_controld' \
-		/var/log/cluster/corosync.log; then
-		echo "# corosync was gone already: the other node's dlm_controld had it killed"
-	else
+	# dlm_controld leave their group while corosync still has this node,
+	# and has corosync kill it (cfg: "Killed by node 1 : dlm_controld").
+	# The stack goes either way; any other end of corosync is a failure.
+	kicked() {
+		grep -q 'Killed by node [0-9]* : dlm_controld' \
+			/var/log/cluster/corosync.log &&
+			echo "# corosync was gone already: the other node's dlm_controld had it killed"
+	}
+	if ! killall corosync 2>/dev/null && ! kicked; then
 		t="corosync was gone before it was stopped"
 		echo "# corosync gone before its stop; the ends of its log and dmesg:"
 		tail -n 15 /var/log/cluster/corosync.log | sed 's/^/#   /'
