@@ -31,9 +31,11 @@
 
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/memcontrol.h>
 #include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
@@ -263,6 +265,7 @@ static void hl_lease_take(struct hl_file *f, struct hl_lease *l,
 static void hl_lease_work(struct work_struct *work)
 {
 	struct hl_file *f = container_of(work, struct hl_file, leases.work);
+	struct mem_cgroup *old_memcg;
 	struct hl_lease *l, *tmp;
 	unsigned int n = 0, stale;
 	LIST_HEAD(doomed);
@@ -274,6 +277,8 @@ static void hl_lease_work(struct work_struct *work)
 	hl_test_stall(HL_TP_LEASE_WORK, f->comm,
 		      strnlen(f->comm, sizeof(f->comm)));
 	mutex_lock(&f->lock);
+	/* The resources' lists are the locker's: not the kworker's to pay. */
+	old_memcg = set_active_memcg(f->leases.memcg);
 	stale = f->leases.nr_stale;
 	f->leases.deferred = false;
 	now = hl_clock();
@@ -305,6 +310,7 @@ static void hl_lease_work(struct work_struct *work)
 	changed = f->leases.nr_stale != stale;
 	if (changed)
 		WRITE_ONCE(f->gen, f->gen + 1);
+	set_active_memcg(old_memcg);
 	mutex_unlock(&f->lock);
 	/* POLLPRI is set: its pollers and the slot's sleepers wake. */
 	if (changed)
@@ -352,6 +358,9 @@ int hl_lease_prepare(struct hl_file *f, s64 lease_ns)
 	f->leases.want = lease_ns;
 	if (!lease_ns)
 		return 0;
+	/* What the work allocates for the locker is charged here (NULL: root). */
+	if (!f->leases.memcg)
+		f->leases.memcg = get_mem_cgroup_from_mm(current->mm);
 	/* A spare's path_len is the room it has; kept if it is enough. */
 	if (l && l->path_len >= len)
 		return 0;
@@ -688,6 +697,8 @@ void hl_lease_close(struct hl_file *f)
 	hrtimer_cancel(&f->leases.timer);
 	cancel_work_sync(&f->leases.work);
 	hrtimer_cancel(&f->leases.timer);
+	mem_cgroup_put(f->leases.memcg);
+	f->leases.memcg = NULL;
 }
 
 /**

@@ -15,6 +15,7 @@
 
 struct hl_file;
 struct hlock_record_ext;
+struct mem_cgroup;
 
 /**
  * struct hl_res_leases - The expired leases whose acquisitions hold a mode
@@ -88,6 +89,9 @@ struct hl_lease {
  * @old_expires: Its expiry before that grant.
  * @timer: Fires at the earliest expiry of @held.
  * @work: Expires and takes over leases in process context.
+ * @memcg: The memory cgroup of the first caller that asked the locker
+ *	for a lease, or NULL: @work allocates for the locker in a kworker,
+ *	and charges it there, as that caller's own allocations are.
  *
  * Under the locker lock, but for @nr_stale's reads.  Every lock call
  * looks at @held, @want and @deferred: they come first.
@@ -106,6 +110,7 @@ struct hl_leases {
 	unsigned long taken;
 	struct hrtimer timer;
 	struct work_struct work;
+	struct mem_cgroup *memcg;
 };
 
 void hl_lease_init(struct hl_file *f);

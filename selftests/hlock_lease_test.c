@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "hlock.h"
@@ -81,6 +84,65 @@ static uint64_t takeovers(int fd, unsigned int scope)
 	if (hlock_stats(fd, scope, &st))
 		return UINT64_MAX;
 	return st.takeovers;
+}
+
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+
+/* Write @val to the file @dir/@name.  Return: 0 or -errno. */
+static int cg_write(const char *dir, const char *name, const char *val)
+{
+	char path[128];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The value of @key in @dir/memory.stat, or -1. */
+static long long cg_stat(const char *dir, const char *key)
+{
+	char path[128], k[64];
+	long long v, found = -1;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	while (fscanf(fp, "%63s %lld", k, &v) == 2)
+		if (!strcmp(k, key)) {
+			found = v;
+			break;
+		}
+	fclose(fp);
+	return found;
+}
+
+/*
+ * Whether the cgroup v2 hierarchy, mounted at CGROUP_ROOT if it was not,
+ * has the memory controller.
+ */
+static bool have_memcg(void)
+{
+	char buf[256] = "";
+	ssize_t n;
+	int fd;
+
+	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK) &&
+	    mount("none", CGROUP_ROOT, "cgroup2", 0, NULL))
+		return false;
+	fd = open(CGROUP_ROOT "/cgroup.controllers", O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 && strstr(buf, "memory");
 }
 
 FIXTURE(lease) {
@@ -894,6 +956,57 @@ TEST_F_TIMEOUT(lease, own_expired_leases_cost_nothing, 4 * TEST_TMO)
 	ASSERT_EQ(0, hlock_unlock(self->t, "l4other"));
 	ASSERT_EQ(0, hlock_lock(self->w, "l4", X, 0, 60 * SEC));
 	ASSERT_EQ((uint64_t)n, takeovers(self->v, HLOCK_STATS_LOCKER));
+}
+
+/*
+ * An expired lease is filed on the resources of its path by the locker's
+ * kernel worker, which allocates their lists: charged to the cgroup of
+ * whoever asked for the lease, not to nobody.
+ */
+TEST_F_TIMEOUT(lease, lists_charged_to_the_leaser, 4 * TEST_TMO)
+{
+	int n = test_scaled(20000, 4000), fd, i;
+	long long before, after = -1, want;
+	char dir[64], path[32], pid[16];
+	int64_t deadline;
+
+	if (!have_memcg())
+		SKIP(return, "no memory cgroup (cgroup2 with CONFIG_MEMCG)");
+	snprintf(dir, sizeof(dir), CGROUP_ROOT "/hlock-lease-%d", getpid());
+	ASSERT_EQ(0, cg_write(CGROUP_ROOT, "cgroup.subtree_control", "+memory"));
+	ASSERT_EQ(0, mkdir(dir, 0755));
+	ASSERT_EQ(0, cg_write(dir, "cgroup.procs", "0"));
+	fd = hlock_open();
+	ASSERT_LE(0, fd);
+	/* Leases none of which expires while the others are taken... */
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "lc/%d", i);
+		ASSERT_EQ(0, hlock_lock_lease(fd, path, X, 0, -1, 3600 * SEC));
+	}
+	before = cg_stat(dir, "slab");
+	ASSERT_LE(0, before);
+	/* ...then shortened: locked again, each starts anew (no memory). */
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "lc/%d", i);
+		ASSERT_EQ(0, hlock_lock_lease(fd, path, X, 0, -1, SHORT_LEASE));
+	}
+	/* Lists of at least 80 bytes each on n resources; half will do. */
+	want = before + 40LL * n;
+	deadline = now_ns() + 30 * SEC;
+	sleep_ns(PAST_SHORT);
+	do {
+		after = cg_stat(dir, "slab");
+		if (after >= want)
+			break;
+		sleep_ns(100 * MS);
+	} while (now_ns() < deadline);
+	TH_LOG("%d expired leases: the cgroup's slab went from %lld to %lld bytes",
+	       n, before, after);
+	EXPECT_LE(want, after);
+	close(fd);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	EXPECT_EQ(0, cg_write(CGROUP_ROOT, "cgroup.procs", pid));
+	EXPECT_EQ(0, rmdir(dir));
 }
 
 TEST_HARNESS_MAIN
