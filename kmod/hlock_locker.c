@@ -327,8 +327,12 @@ static bool hl_leases_idle(const struct hl_file *f)
 	       list_empty(&f->leases.stale) && !f->leases.deferred;
 }
 
-/* Empty the slot after its operation was collected or undone. */
-static void hl_op_clear(struct hl_file *f, struct hl_grants *g)
+/*
+ * Empty the slot after its operation was collected or undone.  Inline: on
+ * the path of every lock call granted at once.
+ */
+static __always_inline void hl_op_clear(struct hl_file *f,
+					struct hl_grants *g)
 {
 	/*
 	 * A granted path stays in f->path: unlock can find it there, and the
@@ -681,9 +685,10 @@ int hl_file_wait_exit(struct hl_file *f)
  * granted at once, or an error, with the slot emptied; -EINPROGRESS when
  * a level waits, the slot holding the operation.
  */
-static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
-			 unsigned int mode, unsigned int flags, s64 timeout_ns,
-			 s64 lease_ns, struct hl_grants *g)
+static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
+					 unsigned int len, unsigned int mode,
+					 unsigned int flags, s64 timeout_ns,
+					 s64 lease_ns, struct hl_grants *g)
 {
 	bool try = !timeout_ns && !(flags & HLOCK_F_ASYNC);
 	struct hl_path tmp __uninitialized;
@@ -692,10 +697,15 @@ static int hl_lock_begin(struct hl_file *f, const char *buf, unsigned int len,
 	int ret;
 
 	lockdep_assert_held(&f->lock);
-	/* The owner's exit releases: everything below is looked at after. */
-	ret = hl_file_wait_exit(f);
-	if (ret)
-		return ret;
+	/*
+	 * The owner's exit releases: everything below is looked at after.
+	 * Tested here first: most calls meet no exit.
+	 */
+	if (unlikely(f->exiting)) {
+		ret = hl_file_wait_exit(f);
+		if (ret)
+			return ret;
+	}
 	/* A yield owns the locker until everything is back (hl_do_yield()). */
 	if (unlikely(f->yield.on) && f->yield.task != current)
 		return -EBUSY;
@@ -769,31 +779,15 @@ static int hl_lock_try(struct hl_file *f, struct hl_grants *g)
 	return hl_lock_give_up(f, ret ? ret : -EAGAIN, g);
 }
 
-/**
- * hl_lock_call() - The body of a lock call, in the locker's slot.
- * @f: The locker; its lock held, and dropped while the call waits.
- * @buf: The path, NUL-terminated.
- * @len: Its length.
- * @mode: The mode for the last level.
- * @flags: HLOCK_F_*.
- * @timeout_ns: As in struct hlock_lock_args.
- * @lease_ns: As in struct hlock_lock_args: 0, or positive.
- * @deadline: When its waits end (KTIME_MAX: never); 0 to take it from
- *	@timeout_ns when it first waits.  A caller making several calls
- *	under one timeout passes the same deadline to each.
- * @state: How the call sleeps while it waits: TASK_INTERRUPTIBLE, or for
- *	a kernel locker TASK_KILLABLE or TASK_UNINTERRUPTIBLE.  The call's
- *	own, never the locker's: threads share a locker.
- * @g: Lockers its grant passes granted, for the caller to run.
- *
- * Context: process context, f->lock held; may sleep.
- * Return: 0 or -errno, as HLOCK_IOC_LOCK; the slot is empty unless an
- * HLOCK_F_ASYNC call is queued (-EINPROGRESS).
+/*
+ * The body of hl_lock_call(), inlined into the ioctl's hl_do_lock(), whose
+ * deadline and sleep are constants, and out of line for the others.
  */
-int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
-		 unsigned int mode, unsigned int flags, s64 timeout_ns,
-		 s64 lease_ns, ktime_t deadline, unsigned int state,
-		 struct hl_grants *g)
+static __always_inline int
+__hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
+	       unsigned int mode, unsigned int flags, s64 timeout_ns,
+	       s64 lease_ns, ktime_t deadline, unsigned int state,
+	       struct hl_grants *g)
 {
 	int ret, c;
 
@@ -834,6 +828,36 @@ int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
 }
 
 /**
+ * hl_lock_call() - The body of a lock call, in the locker's slot.
+ * @f: The locker; its lock held, and dropped while the call waits.
+ * @buf: The path, NUL-terminated.
+ * @len: Its length.
+ * @mode: The mode for the last level.
+ * @flags: HLOCK_F_*.
+ * @timeout_ns: As in struct hlock_lock_args.
+ * @lease_ns: As in struct hlock_lock_args: 0, or positive.
+ * @deadline: When its waits end (KTIME_MAX: never); 0 to take it from
+ *	@timeout_ns when it first waits.  A caller making several calls
+ *	under one timeout passes the same deadline to each.
+ * @state: How the call sleeps while it waits: TASK_INTERRUPTIBLE, or for
+ *	a kernel locker TASK_KILLABLE or TASK_UNINTERRUPTIBLE.  The call's
+ *	own, never the locker's: threads share a locker.
+ * @g: Lockers its grant passes granted, for the caller to run.
+ *
+ * Context: process context, f->lock held; may sleep.
+ * Return: 0 or -errno, as HLOCK_IOC_LOCK; the slot is empty unless an
+ * HLOCK_F_ASYNC call is queued (-EINPROGRESS).
+ */
+int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
+		 unsigned int mode, unsigned int flags, s64 timeout_ns,
+		 s64 lease_ns, ktime_t deadline, unsigned int state,
+		 struct hl_grants *g)
+{
+	return __hl_lock_call(f, buf, len, mode, flags, timeout_ns, lease_ns,
+			      deadline, state, g);
+}
+
+/**
  * hl_do_lock() - HLOCK_IOC_LOCK.
  * @f: The locker.
  * @buf: The path, NUL-terminated.
@@ -855,8 +879,8 @@ int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	ret = hl_lock_call(f, buf, len, mode, flags, timeout_ns, lease_ns, 0,
-			   TASK_INTERRUPTIBLE, &g);
+	ret = __hl_lock_call(f, buf, len, mode, flags, timeout_ns, lease_ns, 0,
+			     TASK_INTERRUPTIBLE, &g);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
 	return ret;
@@ -1080,20 +1104,10 @@ static int hl_unlock_withdraw(struct hl_file *f, const struct hl_path *p,
 	return ret;
 }
 
-/**
- * hl_do_path() - HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE, HLOCK_IOC_HELD,
- *	HLOCK_IOC_BLOCKING.
- * @f: The locker.
- * @op: The command.
- * @buf: The path.
- * @len: Its length.
- * @mode: The mode of HLOCK_IOC_DOWNGRADE.
- *
- * Context: process context, may sleep.
- * Return: as the command.
- */
-int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
-	       unsigned int len, unsigned int mode)
+/* The body of hl_do_path(), for one @op or any. */
+static __always_inline int __hl_do_path(struct hl_file *f, unsigned int op,
+					const char *buf, unsigned int len,
+					unsigned int mode)
 {
 	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
@@ -1168,6 +1182,27 @@ out_unlock:
 	hl_grants_run(&g);
 	hl_slot_end_post(f, &e, -ECANCELED);
 	return ret;
+}
+
+/**
+ * hl_do_path() - HLOCK_IOC_UNLOCK, HLOCK_IOC_DOWNGRADE, HLOCK_IOC_HELD,
+ *	HLOCK_IOC_BLOCKING.
+ * @f: The locker.
+ * @op: The command.
+ * @buf: The path.
+ * @len: Its length.
+ * @mode: The mode of HLOCK_IOC_DOWNGRADE.
+ *
+ * Context: process context, may sleep.
+ * Return: as the command.
+ */
+int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
+	       unsigned int len, unsigned int mode)
+{
+	/* Unlock, the one on every pair's path, gets a copy of its own. */
+	if (likely(op == HLOCK_IOC_UNLOCK))
+		return __hl_do_path(f, HLOCK_IOC_UNLOCK, buf, len, 0);
+	return __hl_do_path(f, op, buf, len, mode);
 }
 
 /**

@@ -168,10 +168,11 @@ efault:
 /*
  * Copy and check the arguments of a path ioctl; then do it.  @cmd is the
  * command as this module defines it, @usize the size the caller's command
- * encodes.
+ * encodes.  Inlined: lock and unlock get copies of their own, where both
+ * are constants and their tests fold away.
  */
-static long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
-			  void __user *uarg)
+static __always_inline long hl_ioctl_path(struct hl_file *f, unsigned int cmd,
+					  size_t usize, void __user *uarg)
 {
 	/*
 	 * Written before it is read: spare it the zeroing a kernel
@@ -364,8 +365,12 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	unsigned int nr = _IOC_NR(cmd), want;
 
 	/* Lock and unlock as this module defines them: no lookup at all. */
-	if (likely(cmd == HLOCK_IOC_LOCK || cmd == HLOCK_IOC_UNLOCK))
-		return hl_ioctl_path(f, cmd, usize, uarg);
+	if (likely(cmd == HLOCK_IOC_LOCK))
+		return hl_ioctl_path(f, HLOCK_IOC_LOCK, _IOC_SIZE(HLOCK_IOC_LOCK),
+				     uarg);
+	if (likely(cmd == HLOCK_IOC_UNLOCK))
+		return hl_ioctl_path(f, HLOCK_IOC_UNLOCK,
+				     _IOC_SIZE(HLOCK_IOC_UNLOCK), uarg);
 	/* By number: an index, not a search, on the path of every lock. */
 	if (_IOC_TYPE(cmd) != HLOCK_IOC_MAGIC || nr >= ARRAY_SIZE(hl_cmds))
 		return -ENOTTY;
