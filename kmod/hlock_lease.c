@@ -79,6 +79,20 @@ static void hl_lease_doom(struct hl_lease *l, struct hl_file *taker)
 static void hl_lease_unfile_from(struct hl_lease *l, struct hl_head *h);
 
 /*
+ * A resource's lists, for a lease of @f.  Charged to the memory cgroup of
+ * the locker's first lease (hl_lease_prepare()), whichever context files
+ * it: most often the locker's work, in a kworker, which charges nobody.
+ */
+static struct hl_res_leases *hl_res_leases_alloc(struct hl_file *f)
+{
+	struct mem_cgroup *old = set_active_memcg(f->leases.memcg);
+	struct hl_res_leases *rl = kzalloc(sizeof(*rl), GFP_KERNEL_ACCOUNT);
+
+	set_active_memcg(old);
+	return rl;
+}
+
+/*
  * File the expired @l on every level of its path, and claim it at once if
  * a request already waits on a conflict with it there.  A resource gets
  * its lists with the first lease filed there.  Context: the locker lock
@@ -96,7 +110,7 @@ static bool hl_lease_file(struct hl_lease *l)
 		unsigned int m;
 
 		if (!READ_ONCE(r->leases) && !spare) {
-			spare = kzalloc(sizeof(*spare), GFP_KERNEL_ACCOUNT);
+			spare = hl_res_leases_alloc(hl_file_of(l->req->locker));
 			if (!spare) {
 				if (h != l->req->head)
 					hl_lease_unfile_from(l, l->req->head);
@@ -265,7 +279,6 @@ static void hl_lease_take(struct hl_file *f, struct hl_lease *l,
 static void hl_lease_work(struct work_struct *work)
 {
 	struct hl_file *f = container_of(work, struct hl_file, leases.work);
-	struct mem_cgroup *old_memcg;
 	struct hl_lease *l, *tmp;
 	unsigned int n = 0, stale;
 	LIST_HEAD(doomed);
@@ -277,8 +290,6 @@ static void hl_lease_work(struct work_struct *work)
 	hl_test_stall(HL_TP_LEASE_WORK, f->comm,
 		      strnlen(f->comm, sizeof(f->comm)));
 	mutex_lock(&f->lock);
-	/* The resources' lists are the locker's: not the kworker's to pay. */
-	old_memcg = set_active_memcg(f->leases.memcg);
 	stale = f->leases.nr_stale;
 	f->leases.deferred = false;
 	now = hl_clock();
@@ -310,7 +321,6 @@ static void hl_lease_work(struct work_struct *work)
 	changed = f->leases.nr_stale != stale;
 	if (changed)
 		WRITE_ONCE(f->gen, f->gen + 1);
-	set_active_memcg(old_memcg);
 	mutex_unlock(&f->lock);
 	/* POLLPRI is set: its pollers and the slot's sleepers wake. */
 	if (changed)

@@ -90,8 +90,8 @@ struct hl_lease {
  * @timer: Fires at the earliest expiry of @held.
  * @work: Expires and takes over leases in process context.
  * @memcg: The memory cgroup of the first caller that asked the locker
- *	for a lease, or NULL: @work allocates for the locker in a kworker,
- *	and charges it there, as that caller's own allocations are.
+ *	for a lease, or NULL: what filing its leases allocates is charged
+ *	there, in its work's kworker as in a caller's context.
  *
  * Under the locker lock, but for @nr_stale's reads.  Every lock call
  * looks at @held, @want and @deferred: they come first.

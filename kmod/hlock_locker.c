@@ -1201,7 +1201,7 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 {
 	/* Unlock, the one on every pair's path, gets a copy of its own. */
 	if (likely(op == HLOCK_IOC_UNLOCK))
-		return __hl_do_path(f, HLOCK_IOC_UNLOCK, buf, len, 0);
+		return __hl_do_path(f, HLOCK_IOC_UNLOCK, buf, len, mode);
 	return __hl_do_path(f, op, buf, len, mode);
 }
 
