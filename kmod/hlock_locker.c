@@ -21,11 +21,15 @@
  *                  its cluster (ENOLINK)
  *   parse path     hl_file_path(): the locker's last path again, else
  *                  hl_path_parse() (hlock_space.c)
- *   claim op       hl_op_claim() (hlock_core.c) takes the slot;
+ *   claim op       hl_op_claim() (hlock_core.c) takes the slot.  A plain
+ *                  call (hl_call_plain(): the last path, same owner, no
+ *                  lease, nothing to prepare, no ticket to take) goes
+ *                  from here to the core; the others pass the stages
+ *                  of hl_lock_stages():
  *                  hl_locker_limit() if the parameter changed,
  *                  hl_file_owner(), hl_file_set_path()
  *                  (the resources of the levels shared with the last path
- *                  are known), hl_trace_request()
+ *                  are known); every call: hl_trace_request()
  *   prepare        hl_file_prepare() (index, spare requests),
  *                  hl_lease_prepare(); the slow-wait record reset;
  *                  hl_file_ticket_take() (a limited pool's ticket: may
@@ -43,7 +47,9 @@
  *                  (hl_lock_give_up()).  A ring's lock is armed
  *                  (hl_ring_arm()) and ended by its continuation, its
  *                  timer (hl_do_ring_expire()) or a cancel
- *   collect        a grant: hl_lease_grant() at once, or
+ *   collect        a plain call granted at once keeps its path and
+ *                  empties the slot (hl_op_finish()); else a grant:
+ *                  hl_lease_grant() at once, or
  *                  hl_op_granted_late() after a wait (hl_slow_log(),
  *                  hl_lease_grant()); then hl_op_clear(): the path kept
  *                  for the next call, hl_lease_op_end(), hl_op_finish()
@@ -608,18 +614,27 @@ static unsigned int hl_path_shared(const struct hl_file *f,
 }
 
 /*
+ * The resources of the locker's last path are known (in lk.op.heads)
+ * while no resource died since they were found: forget them if one did.
+ */
+static __always_inline void hl_file_heads_check(struct hl_file *f)
+{
+	unsigned long gen = hl_space_gen();
+
+	if (unlikely(gen != f->heads_gen)) {
+		f->heads_nr = 0;
+		f->heads_gen = gen;
+	}
+}
+
+/*
  * Keep the path of the operation in the locker: it outlives the call.
- * The resources of the levels it shares with the last path are known
- * (in lk.op.heads) while no resource died since they were found.
+ * The resources of the levels it shares with the last path stay known.
  */
 static void hl_file_set_path(struct hl_file *f, const struct hl_path *p,
 			     const char *buf)
 {
-	unsigned long gen = hl_space_gen();
-
-	if (gen != f->heads_gen)
-		f->heads_nr = 0;
-	f->heads_gen = gen;
+	hl_file_heads_check(f);
 	if (p == &f->path)
 		return;
 	f->heads_nr = hl_path_shared(f, p, buf, min(p->nr, f->heads_nr));
@@ -679,11 +694,76 @@ int hl_file_wait_exit(struct hl_file *f)
 }
 
 /*
+ * Whether a lock call of @f on its last path, with no lease, is a plain
+ * one: none of the stages a call may pass through before the core has
+ * anything to do for it, so that hl_lock_begin() goes straight to the
+ * core.  Each test stands for a stage:
+ * - the slot is free (a claim that fails says EBUSY);
+ * - lease: none asked for, none held, stale or pending;
+ * - prepare: the locker's spares and index fit the path, and the limit
+ *   of its locks is the parameter's;
+ * - ticket: the call needs none (it holds locks, or has its ticket, or
+ *   the pool is unlimited);
+ * - owner: the caller's process made the locker's last call, under the
+ *   same name.
+ * Exit, yield, queue jumps and a lost cluster were refused before.
+ * Context: f->lock held.
+ */
+static __always_inline bool hl_call_plain(const struct hl_file *f,
+					  s64 lease_ns)
+{
+	const struct hl_locker *lk = &f->lk;
+
+	lockdep_assert_held(&f->lock);
+	return lk->op.state == HL_OP_IDLE && !lease_ns && hl_leases_idle(f) &&
+	       lk->nr_spare >= f->path.nr && !hl_locker_index_wanted(lk) &&
+	       lk->max_reqs == READ_ONCE(hl_max_locks) &&
+	       (lk->nr_reqs || f->tk.state != HL_TICKET_NONE ||
+		likely(!hl_tickets_limited())) &&
+	       rcu_access_pointer(f->owner) == task_tgid(current) &&
+	       hl_mem_eq(f->comm, current->comm, sizeof(f->comm));
+}
+
+/*
+ * The stages a lock call that is not plain (hl_call_plain()) may need once
+ * it claimed the slot for path @p in @buf: the limit, the owner, the path
+ * kept, the index and spares, the lease, the ticket.  Context: f->lock
+ * held, the slot claimed.  Return: 0 to start the operation;
+ * -EINPROGRESS when it is pending its ticket; else an error.
+ */
+static int hl_lock_stages(struct hl_file *f, const struct hl_path *p,
+			  const char *buf, unsigned int mode,
+			  unsigned int flags, s64 timeout_ns, s64 lease_ns,
+			  bool try)
+{
+	struct hl_locker *lk = &f->lk;
+	int ret;
+
+	/* The parameter seldom changes: most calls only compare it. */
+	if (unlikely(lk->max_reqs != READ_ONCE(hl_max_locks)))
+		hl_locker_limit(lk, READ_ONCE(hl_max_locks));
+	hl_file_owner(f);
+	hl_file_set_path(f, p, buf);
+	hl_trace_request(f, mode, flags, timeout_ns);
+	ret = hl_file_prepare(f);
+	if (!ret && unlikely(lease_ns))
+		ret = hl_lease_prepare(f, lease_ns);
+	if (ret)
+		return ret;
+	f->slow.waited = 0;
+	f->slow.level = HL_NO_WAIT;
+	return hl_file_ticket_take(f, mode, try);
+}
+
+/*
  * Start a lock call in the locker's slot: claim it, keep the path, start
- * the operation.  A try (timeout 0, not async) gives up rather than wait,
- * so it needs no deadlock search.  Context: f->lock held.  Return: 0 when
- * granted at once, or an error, with the slot emptied; -EINPROGRESS when
- * a level waits, the slot holding the operation.
+ * the operation.  A plain call (hl_call_plain()), most of them, goes from
+ * the claim to the core's operation at once, and empties the slot itself
+ * when that was granted: nothing else moved.  A try (timeout 0, not
+ * async) gives up rather than wait, so it needs no deadlock search.
+ * Context: f->lock held.  Return: 0 when granted at once, or an error,
+ * with the slot emptied; -EINPROGRESS when a level waits, the slot holding
+ * the operation.
  */
 static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
 					 unsigned int len, unsigned int mode,
@@ -694,6 +774,7 @@ static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
 	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
 	const struct hl_path *p;
+	bool plain;
 	int ret;
 
 	lockdep_assert_held(&f->lock);
@@ -718,32 +799,44 @@ static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
 	p = hl_file_path(f, buf, len, &tmp);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
+	plain = p == &f->path && hl_call_plain(f, lease_ns);
 	ret = hl_op_claim(lk, p->nr, mode,
 			  flags | (f->may_jump ? HL_RF_MAY_JUMP : 0) |
 			  (try ? HL_RF_TRY : 0));
 	if (ret)
 		return ret;
-	/* The parameter seldom changes: most calls only compare it. */
-	if (unlikely(lk->max_reqs != READ_ONCE(hl_max_locks)))
-		hl_locker_limit(lk, READ_ONCE(hl_max_locks));
-	hl_file_owner(f);
 	f->last_path = false;
-	hl_file_set_path(f, p, buf);
-	hl_trace_request(f, mode, flags, timeout_ns);
-	ret = hl_file_prepare(f);
-	if (!ret && unlikely(lease_ns))
-		ret = hl_lease_prepare(f, lease_ns);
-	if (!ret) {
+	if (likely(plain)) {
+		/* What hl_op_clear() leaves in an empty slot. */
+		if (IS_ENABLED(CONFIG_PROVE_LOCKING))
+			WARN_ON_ONCE(f->granted || f->async || f->tk.pending ||
+				     f->tk.error);
+		hl_file_heads_check(f);
+		hl_trace_request(f, mode, flags, timeout_ns);
 		f->slow.waited = 0;
 		f->slow.level = HL_NO_WAIT;
-		ret = hl_file_ticket_take(f, mode, try);
+		ret = hl_op_start(lk, g);
+		if (likely(!ret)) {
+			/*
+			 * hl_op_clear() for a plain call granted at once: no
+			 * lease, no ticket, and nobody waits for a slot that
+			 * was free to move on.
+			 */
+			f->last_path = true;
+			f->heads_nr = lk->op.nr;
+			hl_op_finish(lk, g);
+			return 0;
+		}
+	} else {
+		ret = hl_lock_stages(f, p, buf, mode, flags, timeout_ns,
+				     lease_ns, try);
 		if (!ret)
 			ret = hl_op_start(lk, g);
-		if (ret == -EINPROGRESS)
-			return ret;
 		if (!ret && unlikely(lease_ns))
 			hl_lease_grant(f);
 	}
+	if (ret == -EINPROGRESS)
+		return ret;
 	hl_op_clear(f, g);
 	return ret;
 }
@@ -1124,6 +1217,21 @@ static __always_inline int __hl_do_path(struct hl_file *f, unsigned int op,
 	if (IS_ERR(p)) {
 		ret = PTR_ERR(p);
 		goto out_unlock;
+	}
+	/*
+	 * A plain unlock, most of them: of the target of the last lock
+	 * collected, which the locker holds (so it stays without RCU), with
+	 * nothing in flight, no yield and no lease to hear of it.
+	 */
+	if (op == HLOCK_IOC_UNLOCK && p == &f->path && f->last_path &&
+	    lk->last && lk->op.state == HL_OP_IDLE && !f->yield.on &&
+	    hl_leases_idle(f)) {
+		ret = hl_unlock(lk, lk->last->head, &g);
+		/* The last unlock may leave the locker holding nothing. */
+		hl_file_ticket_put(f, &g);
+		hl_file_unlock(f);
+		hl_grants_run(&g);
+		return ret;
 	}
 	/* A yield owns the locker until everything is back. */
 	if (f->yield.on && op != HLOCK_IOC_HELD && op != HLOCK_IOC_BLOCKING) {

@@ -610,6 +610,27 @@ TEST_F_TIMEOUT(limit, enolck_at_the_limit, TEST_TMO)
 }
 
 /*
+ * A lowered limit holds from the next call, also on the path the locker
+ * locked last (a call that passes straight to the core otherwise).
+ */
+TEST_F_TIMEOUT(limit, limit_on_the_last_path, TEST_TMO)
+{
+	int fd = self->fd[0];
+
+	/* Root, a, b: three, taken and given back twice. */
+	ASSERT_EQ(0, lk(fd, "a/b", X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(fd, "a/b"));
+	ASSERT_EQ(0, lk(fd, "a/b", X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(fd, "a/b"));
+	ASSERT_EQ(0, write_file_str(MAX_LOCKS_PARAM, "2", 0));
+	EXPECT_EQ(-ENOLCK, lk(fd, "a/b", X, 0, 0));
+	EXPECT_EQ(NL, hlock_held(fd, ""));
+	ASSERT_EQ(0, write_file_str(MAX_LOCKS_PARAM, "3", 0));
+	EXPECT_EQ(0, lk(fd, "a/b", X, 0, 0));
+	EXPECT_EQ(X, hlock_held(fd, "a/b"));
+}
+
+/*
  * A request that waited, then needs one level too many once granted,
  * fails with -ENOLCK and gives back what it took.
  */

@@ -1301,6 +1301,37 @@ TEST_F_TIMEOUT(obs, table_processes, TEST_TMO)
 }
 
 /*
+ * Fork a child named @comm that locks @path in S through locker @fd (the
+ * inherited open file), says how it went in *@c ('k' granted, 'e' not)
+ * and waits to be killed.  Return: its pid, or -1.
+ */
+static pid_t lock_in_child(int fd, const char *path, const char *comm,
+			   char *c)
+{
+	int pfd[2];
+	pid_t pid;
+
+	*c = 0;
+	if (pipe(pfd))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, comm);
+		report(pfd[1], hlock_lock(fd, path, S, 0, 0) == 0 ? 'k' : 'e');
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	if (pid > 0)
+		*c = read_report(pfd[0]);
+	close(pfd[0]);
+	return pid;
+}
+
+/*
  * A record's pid is the locker's owner at its last lock call: a locker
  * shared across fork follows the process that locked last.
  */
@@ -1308,7 +1339,7 @@ TEST_F_TIMEOUT(obs, table_owner_last_lock, TEST_TMO)
 {
 	const struct hlock_lock_record *rec;
 	void *buf = NULL;
-	int a = self->fd[0], rfd = -1, pfd[2], count = -1;
+	int a = self->fd[0], count = -1;
 	pid_t me = getpid(), pid;
 	char c = 0;
 
@@ -1322,24 +1353,9 @@ TEST_F_TIMEOUT(obs, table_owner_last_lock, TEST_TMO)
 	buf = NULL;
 
 	/* A child locks through the very same locker (inherited fd). */
-	ASSERT_EQ(0, pipe(pfd));
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
+	pid = lock_in_child(a, "tol/b", "hlobs_child", &c);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		prctl(PR_SET_NAME, "hlobs_child");
-		report(pfd[1], hlock_lock(a, "tol/b", S, 0, 0) == 0 ?
-		       'k' : 'e');
-		for (;;)
-			pause();
-	}
 	self->kids[0] = pid;
-	close(pfd[1]);
-	rfd = pfd[0];
-	c = read_report(rfd);
-	close(rfd);
 	if (c == 'k')
 		count = hlock_table_alloc(a, &buf);
 	ASSERT_EQ('k', c);
@@ -1353,6 +1369,50 @@ TEST_F_TIMEOUT(obs, table_owner_last_lock, TEST_TMO)
 	ASSERT_STREQ("hlobs_child", rec->comm);
 	ASSERT_HOLDER(rec, buf, count, pid, "tol", IS);
 	ASSERT_HOLDER(rec, buf, count, pid, "", IS);
+	free(buf);
+}
+
+/*
+ * The owner and its name follow a call on the path the locker locked
+ * last, too (a call that passes straight to the core otherwise): a child
+ * sharing the locker, then the parent under a new name.
+ */
+TEST_F_TIMEOUT(obs, table_owner_same_path, TEST_TMO)
+{
+	const struct hlock_lock_record *rec;
+	void *buf = NULL;
+	int a = self->fd[0], count = -1;
+	pid_t me = getpid(), pid;
+	char c = 0;
+
+	ASSERT_EQ(0, prctl(PR_SET_NAME, "hlobs_parent"));
+	ASSERT_EQ(0, hlock_lock(a, "tos/a", S, 0, 0));
+	ASSERT_EQ(0, hlock_lock(a, "tos/a", S, 0, 0));
+	ASSERT_EQ(1, hlock_unlock(a, "tos/a"));
+
+	pid = lock_in_child(a, "tos/a", "hlobs_child", &c);
+	ASSERT_LE(0, pid);
+	self->kids[0] = pid;
+	if (c == 'k')
+		count = hlock_table_alloc(a, &buf);
+	ASSERT_EQ('k', c);
+	ASSERT_LE(3, count);
+	ASSERT_EQ(0, count_pid(buf, count, me))
+		TH_LOG("a lock call on the same path kept the parent's pid");
+	ASSERT_HOLDER(rec, buf, count, pid, "tos/a", S);
+	ASSERT_STREQ("hlobs_child", rec->comm);
+	free(buf);
+	buf = NULL;
+
+	ASSERT_EQ(0, prctl(PR_SET_NAME, "hlobs_renamed"));
+	ASSERT_EQ(0, hlock_lock(a, "tos/a", S, 0, 0));
+	count = hlock_table_alloc(a, &buf);
+	ASSERT_LE(3, count);
+	ASSERT_EQ(0, count_pid(buf, count, pid));
+	ASSERT_HOLDER(rec, buf, count, me, "tos/a", S);
+	ASSERT_STREQ("hlobs_renamed", rec->comm);
+	ASSERT_HOLDER(rec, buf, count, me, "", IS);
+	ASSERT_STREQ("hlobs_renamed", rec->comm);
 	free(buf);
 }
 
