@@ -1574,18 +1574,9 @@ static void op_undo(struct hl_locker *lk, struct hl_grants *g)
 	op->level = 0;
 }
 
-/**
- * hl_op_claim() - Claim the operation slot for a path lock.
- * @lk: The locker.
- * @nr: Levels of the path, root included (1 to HL_MAX_LEVELS).
- * @mode: Mode for the last level, HLOCK_IS to HLOCK_X.
- * @flags: HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST for the last level, and
- *	HL_RF_MAY_JUMP when the locker may jump queues.
- *
- * Return: 0, or -EBUSY when an operation is in flight or uncollected.
- */
-int hl_op_claim(struct hl_locker *lk, unsigned int nr, unsigned int mode,
-		unsigned int flags)
+/* The body of hl_op_claim(), inlined into hl_op_run() too. */
+static __always_inline int op_claim(struct hl_locker *lk, unsigned int nr,
+				    unsigned int mode, unsigned int flags)
 {
 	struct hl_op *op = &lk->op;
 
@@ -1604,17 +1595,24 @@ int hl_op_claim(struct hl_locker *lk, unsigned int nr, unsigned int mode,
 }
 
 /**
- * hl_op_start() - Start locking the claimed path.
- * @lk: The locker, slot in HL_OP_SETUP, hl_locker_spares_needed() 0.
- * @g: Lockers that undoing a failed start granted.
+ * hl_op_claim() - Claim the operation slot for a path lock.
+ * @lk: The locker.
+ * @nr: Levels of the path, root included (1 to HL_MAX_LEVELS).
+ * @mode: Mode for the last level, HLOCK_IS to HLOCK_X.
+ * @flags: HLOCK_F_FRONT and HLOCK_F_COMPAT_FIRST for the last level, and
+ *	HL_RF_MAY_JUMP when the locker may jump queues.
  *
- * Return: 0 when every level was granted (slot in HL_OP_GRANTED),
- * -EINPROGRESS when a level waits (HL_OP_WAITING; hl_op_done() is called
- * once all levels are granted), or -ENOMEM, -EOVERFLOW or -ENOLCK (one
- * more resource than lk->max_reqs) with the locker as before (slot back
- * in HL_OP_SETUP).
+ * Return: 0, or -EBUSY when an operation is in flight or uncollected.
  */
-int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
+int hl_op_claim(struct hl_locker *lk, unsigned int nr, unsigned int mode,
+		unsigned int flags)
+{
+	return op_claim(lk, nr, mode, flags);
+}
+
+/* The body of hl_op_start(), inlined into hl_op_run() too. */
+static __always_inline int op_start(struct hl_locker *lk,
+				    struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
 	int ret;
@@ -1628,6 +1626,22 @@ int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
 		op->state = HL_OP_SETUP;
 	}
 	return ret;
+}
+
+/**
+ * hl_op_start() - Start locking the claimed path.
+ * @lk: The locker, slot in HL_OP_SETUP, hl_locker_spares_needed() 0.
+ * @g: Lockers that undoing a failed start granted.
+ *
+ * Return: 0 when every level was granted (slot in HL_OP_GRANTED),
+ * -EINPROGRESS when a level waits (HL_OP_WAITING; hl_op_done() is called
+ * once all levels are granted), or -ENOMEM, -EOVERFLOW or -ENOLCK (one
+ * more resource than lk->max_reqs) with the locker as before (slot back
+ * in HL_OP_SETUP).
+ */
+int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
+{
+	return op_start(lk, g);
 }
 
 /**
@@ -1727,15 +1741,9 @@ void hl_op_cancel(struct hl_locker *lk, struct hl_grants *g)
 	op->state = HL_OP_SETUP;
 }
 
-/**
- * hl_op_finish() - Empty the slot after a grant was collected or undone.
- * @lk: The locker.
- * @g: Lockers granted when an unpinned request went away.
- *
- * Unpins the requests the operation found on its way, deepest first; a
- * granted one's target becomes the locker's @last.
- */
-void hl_op_finish(struct hl_locker *lk, struct hl_grants *g)
+/* The body of hl_op_finish(), inlined into hl_op_run() too. */
+static __always_inline void op_finish(struct hl_locker *lk,
+				     struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
 	unsigned int l = op->nr;
@@ -1752,6 +1760,48 @@ void hl_op_finish(struct hl_locker *lk, struct hl_grants *g)
 	}
 	op->nr = 0;
 	op->state = HL_OP_IDLE;
+}
+
+/**
+ * hl_op_finish() - Empty the slot after a grant was collected or undone.
+ * @lk: The locker.
+ * @g: Lockers granted when an unpinned request went away.
+ *
+ * Unpins the requests the operation found on its way, deepest first; a
+ * granted one's target becomes the locker's @last.
+ */
+void hl_op_finish(struct hl_locker *lk, struct hl_grants *g)
+{
+	op_finish(lk, g);
+}
+
+/**
+ * hl_op_run() - A path lock in one pass: claim the slot, start the
+ *	operation, and empty the slot again when it was granted at once.
+ * @lk: The locker; hl_locker_spares_needed() would be 0 for a path of
+ *	@nr levels (lk->nr_spare >= @nr).
+ * @nr: As hl_op_claim().
+ * @mode: As hl_op_claim().
+ * @flags: As hl_op_claim().
+ * @g: As hl_op_start().
+ *
+ * Return: 0 when every level was granted: the slot is empty again and
+ * lk->last is the request on the last level.  Else as hl_op_claim(), with
+ * nothing claimed, or as hl_op_start(), the slot holding the operation.
+ */
+int hl_op_run(struct hl_locker *lk, unsigned int nr, unsigned int mode,
+	      unsigned int flags, struct hl_grants *g)
+{
+	int ret;
+
+	hl_assert_locker_locked(lk);
+	ret = op_claim(lk, nr, mode, flags);
+	if (ret)
+		return ret;
+	ret = op_start(lk, g);
+	if (likely(!ret))
+		op_finish(lk, g);
+	return ret;
 }
 
 /**

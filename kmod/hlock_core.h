@@ -634,6 +634,8 @@ int hl_op_start(struct hl_locker *lk, struct hl_grants *g);
 int hl_op_continue(struct hl_locker *lk, struct hl_grants *g);
 void hl_op_cancel(struct hl_locker *lk, struct hl_grants *g);
 void hl_op_finish(struct hl_locker *lk, struct hl_grants *g);
+int hl_op_run(struct hl_locker *lk, unsigned int nr, unsigned int mode,
+	      unsigned int flags, struct hl_grants *g);
 int hl_unlock(struct hl_locker *lk, struct hl_head *h, struct hl_grants *g);
 void hl_release_tree(struct hl_locker *lk, struct hl_req *top,
 		     struct hl_grants *g);

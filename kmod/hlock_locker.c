@@ -774,7 +774,7 @@ static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
 	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
 	const struct hl_path *p;
-	bool plain;
+	unsigned int opflags;
 	int ret;
 
 	lockdep_assert_held(&f->lock);
@@ -799,35 +799,34 @@ static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
 	p = hl_file_path(f, buf, len, &tmp);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
-	plain = p == &f->path && hl_call_plain(f, lease_ns);
-	ret = hl_op_claim(lk, p->nr, mode,
-			  flags | (f->may_jump ? HL_RF_MAY_JUMP : 0) |
-			  (try ? HL_RF_TRY : 0));
-	if (ret)
-		return ret;
-	f->last_path = false;
-	if (likely(plain)) {
+	opflags = flags | (f->may_jump ? HL_RF_MAY_JUMP : 0) |
+		  (try ? HL_RF_TRY : 0);
+	if (likely(p == &f->path && hl_call_plain(f, lease_ns))) {
 		/* What hl_op_clear() leaves in an empty slot. */
 		if (IS_ENABLED(CONFIG_PROVE_LOCKING))
 			WARN_ON_ONCE(f->granted || f->async || f->tk.pending ||
 				     f->tk.error);
+		f->last_path = false;
 		hl_file_heads_check(f);
 		hl_trace_request(f, mode, flags, timeout_ns);
 		f->slow.waited = 0;
 		f->slow.level = HL_NO_WAIT;
-		ret = hl_op_start(lk, g);
+		ret = hl_op_run(lk, p->nr, mode, opflags, g);
 		if (likely(!ret)) {
 			/*
-			 * hl_op_clear() for a plain call granted at once: no
-			 * lease, no ticket, and nobody waits for a slot that
-			 * was free to move on.
+			 * Granted, and the slot emptied: what hl_op_clear()
+			 * does besides for a plain call is nothing (no lease,
+			 * no ticket, and nobody waits for a free slot to move).
 			 */
 			f->last_path = true;
-			f->heads_nr = lk->op.nr;
-			hl_op_finish(lk, g);
+			f->heads_nr = p->nr;
 			return 0;
 		}
 	} else {
+		ret = hl_op_claim(lk, p->nr, mode, opflags);
+		if (ret)
+			return ret;
+		f->last_path = false;
 		ret = hl_lock_stages(f, p, buf, mode, flags, timeout_ns,
 				     lease_ns, try);
 		if (!ret)

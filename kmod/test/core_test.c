@@ -601,6 +601,9 @@ static struct tlocker *locker(int who)
 	return t;
 }
 
+/* Whether the last lock() made its call in one pass. */
+static bool one_pass;
+
 /* The glue's lock: returns 0, -EINPROGRESS, -EBUSY. */
 static int lock(int who, const char *path, unsigned int mode,
 		unsigned int flags)
@@ -616,24 +619,42 @@ static int lock(int who, const char *path, unsigned int mode,
 		nr += *p == '/';
 	nr += *path != 0;
 	/* Lockers of these tests may jump queues, but for HL_RF_NO_JUMP. */
-	ret = hl_op_claim(&t->lk, nr, mode, flags & HL_RF_NO_JUMP ?
-			  flags & ~HL_RF_NO_JUMP : flags | HL_RF_MAY_JUMP);
-	if (ret)
-		return ret;
+	flags = flags & HL_RF_NO_JUMP ? flags & ~HL_RF_NO_JUMP :
+		flags | HL_RF_MAY_JUMP;
+	/*
+	 * Every other call in one pass, as the glue makes a plain one
+	 * (hl_op_run(): provisioned first), the others claimed first.
+	 */
+	one_pass = !one_pass;
+	if (!one_pass) {
+		ret = hl_op_claim(&t->lk, nr, mode, flags);
+		if (ret)
+			return ret;
+	} else if (t->lk.op.state != HL_OP_IDLE) {
+		return -EBUSY;
+	}
 	/* Grow the index as the glue does, before the operation. */
 	n = hl_locker_index_wanted(&t->lk);
 	if (n)
 		free(hl_locker_index_swap(&t->lk,
 					  malloc(sizeof(struct hlist_head) << n),
 					  n));
-	for (n = hl_locker_spares_needed(&t->lk); n; n--)
+	while (t->lk.nr_spare < nr)
 		hl_locker_add_spare(&t->lk, calloc(1, sizeof(struct hl_req)));
 	if (hl_locker_waitq_needed(&t->lk))
 		hl_waitq_refill(&t->lk);
 	snprintf(t->target, sizeof(t->target), "%s", path);
-	ret = hl_op_start(&t->lk, &g);
-	if (ret != -EINPROGRESS)
-		hl_op_finish(&t->lk, &g);
+	if (one_pass) {
+		ret = hl_op_run(&t->lk, nr, mode, flags, &g);
+		CHECK(ret || t->lk.op.state == HL_OP_IDLE,
+		      "a pass granted at once leaves the slot empty");
+		if (ret && ret != -EINPROGRESS)
+			hl_op_finish(&t->lk, &g);
+	} else {
+		ret = hl_op_start(&t->lk, &g);
+		if (ret != -EINPROGRESS)
+			hl_op_finish(&t->lk, &g);
+	}
 	run_grants(&g);
 	return ret;
 }
