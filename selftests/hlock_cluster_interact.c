@@ -777,6 +777,11 @@ struct model {
 	int pending;		/* path of its queued async call, or -1 */
 	int pending_lease;
 	int64_t pending_start;
+	/*
+	 * While it is queued: on its path and above, the modes the actor
+	 * held before the call, lowered as the actor lets go there.
+	 */
+	uint8_t pre[NPATHS];
 	/* A leased lock call about to start: its lease ends after this. */
 	int64_t call_dl;
 };
@@ -895,11 +900,33 @@ static bool stale_possible(int p)
 	return a_m.leased_ever[p] && maybe_lost(p);
 }
 
-/* Tell the witness what the locker holds at least: @modes. */
-static int a_report(const uint8_t *modes, struct reply *r)
+/* Whether paths[@q] is paths[@p] or above it. */
+static bool on_or_above(int q, int p)
 {
-	int ret = wcl_state(&a_w, modes, lease_vuln(), a_seed, a_step);
+	return q == p || below(p, q);
+}
 
+/*
+ * Tell the witness what the locker holds at least: @held.  A queued call
+ * may end without the actor: a deadlock found later, a conversion the DLM
+ * refused, its node lost; an unlock of its path withdraws it.  What it
+ * took on its way (an intent, a conversion) goes with it then, before the
+ * actor can report.  So on its path and above, only what was held before
+ * it surely stays.
+ */
+static int a_report(const uint8_t *held, struct reply *r)
+{
+	int q, p = a_m.pending, ret;
+	uint8_t modes[NPATHS];
+
+	memcpy(modes, held, sizeof(modes));
+	for (q = 0; p >= 0 && q < NPATHS; q++) {
+		if (!on_or_above(q, p))
+			continue;
+		a_m.pre[q] = (uint8_t)meet(a_m.pre[q], modes[q]);
+		modes[q] = a_m.pre[q];
+	}
+	ret = wcl_state(&a_w, modes, lease_vuln(), a_seed, a_step);
 	if (ret)
 		return afail(r, "%s", a_w.msg);
 	return 0;
@@ -914,16 +941,23 @@ static int report_now(struct reply *r)
 	return a_report(modes, r);
 }
 
-/* Before an unlock of @p: what it holds but on @p and above it. */
+/*
+ * Before an unlock of @p: what it holds but on @p and above it (where
+ * the unlock may take what was held before a queued call: a_report()).
+ */
 static int report_unlock(int p, struct reply *r)
 {
 	uint8_t modes[NPATHS];
 	int q;
 
 	held_modes(a_fd, modes);
-	for (q = 0; q < NPATHS; q++)
-		if (q == p || below(p, q))
-			modes[q] = HLOCK_NL;
+	for (q = 0; q < NPATHS; q++) {
+		if (!on_or_above(q, p))
+			continue;
+		modes[q] = HLOCK_NL;
+		if (a_m.pending >= 0 && on_or_above(q, a_m.pending))
+			a_m.pre[q] = HLOCK_NL;
+	}
 	return a_report(modes, r);
 }
 
@@ -1153,6 +1187,9 @@ static int act_lock(const struct cmd *c, struct reply *r)
 			return INT32_MIN;
 		t0 = now_ns();
 	}
+	/* What it holds before a call that may stay queued (a_report()). */
+	if (c->kind == K_ASYNC && a_m.pending < 0)
+		held_modes(a_fd, a_m.pre);
 	ret = hlock_lock_lease(a_fd, paths[path], c->mode, flags,
 			       c->kind == K_TRY ? 0 : c->timeout_ms * MS,
 			       c->lease_ms * MS);
