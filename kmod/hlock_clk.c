@@ -62,7 +62,6 @@
 #include "hlock_dlm.h"
 #include "hlock_clk.h"
 #include "hlock_cluster.h"
-#include "hlock_locker.h"
 #include "hlock_lvb.h"
 #include "hlock_test.h"
 
@@ -386,7 +385,7 @@ int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g,
 	}
 	seen = f->gen;
 	hl_file_unlock(f);
-	hl_grants_run(g);
+	hl_grants_continue(g);
 	/*
 	 * Until the level is granted (the DLM's grant runs the grant pass
 	 * before it wakes us), or the work passed again (the DLM answered,

@@ -32,7 +32,6 @@
 
 #include "hlock_dlm.h"
 #include "hlock_cluster.h"
-#include "hlock_locker.h"
 #include "hlock_ns.h"
 #include "hlock_space.h"
 

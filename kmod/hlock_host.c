@@ -10,8 +10,9 @@
  *
  *   resources        hl_head_lookup(), hl_head_create(), hl_req_free(),
  *                    hl_head_has_children(), hl_part_next()  (hlock_space.c)
- *   queues           hl_waitq_refill(), hl_waitq_free()      (hlock_locker.c)
- *   continuations    hl_grant_notify(), hl_op_done()          (hlock_locker.c)
+ *   queues           hl_waitq_refill(), hl_waitq_free()      (hlock_space.c)
+ *   continuations    hl_grant_notify(), hl_op_done(),         (hlock_locker.c's
+ *                    hl_grants_continue()                      stage)
  *   statistics       hl_note_*()                              (hlock_stats.c)
  *   leases           hl_wait_claim()                          (hlock_lease.c)
  *   value blocks and events
@@ -25,6 +26,7 @@
  *                    needs: a mutex per space, references, memory)
  */
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -34,11 +36,12 @@
 #include "hlock_clk.h"
 #include "hlock_cluster.h"
 #include "hlock_lease.h"
-#include "hlock_locker.h"
 #include "hlock_lvb.h"
 #include "hlock_main.h"
+#include "hlock_ns.h"
 #include "hlock_space.h"
 #include "hlock_stats.h"
+#include "hlock_ticket.h"
 #include "hlock_trace.h"
 
 /* The kernel's clocks and the grant policy (hlock_main.c's parameter). */
@@ -109,9 +112,22 @@ void hl_req_free(struct hl_req *req)
 	hl_space_req_free(req);
 }
 
+/*
+ * Give a locker spare queues, for the first head its request waits on that
+ * has none (struct hl_waitq).  Context: its lock held; may sleep.
+ */
 int hl_waitq_refill(struct hl_locker *lk)
 {
-	return hl_file_waitq_refill(hl_file_of(lk));
+	struct hl_waitq *wq;
+
+	hl_assert_locker_locked(lk);
+	if (!hl_locker_waitq_needed(lk))
+		return 0;
+	wq = hl_waitq_alloc();
+	if (!wq)
+		return -ENOMEM;
+	hl_locker_add_waitq(lk, wq);
+	return 0;
 }
 
 void hl_waitq_free(struct hl_waitq *wq)
@@ -180,9 +196,73 @@ void hl_grant_notify(struct hl_locker *lk, struct hl_grants *g)
 	list_add_tail(&lk->grant_node, &g->lockers);
 }
 
+/**
+ * hl_grants_continue() - Hand the operations a caller's grant passes
+ *	granted back to their lock calls.
+ * @g: The lockers hl_grant_notify() collected, if any; empty afterwards.
+ *
+ * Each goes on in its locker's own stage (hl_file.resume), which also
+ * drops the reference hl_grant_notify() took.
+ *
+ * Context: process context, no hlock lock held; takes each locker's lock.
+ */
+void hl_grants_continue(struct hl_grants *g)
+{
+	while (!list_empty(&g->lockers)) {
+		struct hl_locker *lk = list_first_entry(&g->lockers,
+							struct hl_locker,
+							grant_node);
+		struct hl_file *f = hl_file_of(lk);
+
+		list_del_init(&lk->grant_node);
+		/* From here a new grant queues the locker again. */
+		clear_bit(0, &lk->grant_pending);
+		/*
+		 * Order the clear before the look at the slot the stage makes:
+		 * a grant either sees the bit clear and queues the locker
+		 * again, or came before, and hl_op_continue() sees it under
+		 * the head lock.
+		 */
+		smp_mb__after_atomic();
+		f->resume(f, g);
+	}
+}
+
+/**
+ * hl_file_put() - Drop a reference to a locker.
+ * @f: The locker; freed with the last reference.
+ */
+void hl_file_put(struct hl_file *f)
+{
+	if (!refcount_dec_and_test(&f->ref))
+		return;
+	/* Close withdrew its ticket wait and returned its ticket. */
+	WARN_ON_ONCE(f->tk.state != HL_TICKET_NONE);
+	if (f->lk.index != f->lk.index_inline)
+		kvfree(f->lk.index);
+	put_pid(rcu_dereference_protected(f->owner, true));
+	put_pid(f->proc_owner);
+	mutex_destroy(&f->lock);
+	hl_ns_put(f->ns);
+	kfree(f);
+}
+
+/*
+ * A waiting operation was granted, or failed.  One granted gets what a
+ * grant made at once gets (hl_lock_begin()): its lease, and the slow-wait
+ * log.
+ */
 void hl_op_done(struct hl_locker *lk)
 {
-	hl_locker_op_done(lk);
+	struct hl_file *f = hl_file_of(lk);
+
+	lockdep_assert_held(&f->lock);
+	if (lk->op.state == HL_OP_GRANTED) {
+		hl_slow_log(f);
+		hl_lease_grant(f);
+	}
+	WRITE_ONCE(f->granted, true);
+	hl_slot_changed(f);
 }
 
 /**
@@ -331,6 +411,11 @@ u64 hl_node_probe_ns(void)
 }
 
 /* The deadlock search's needs (hlock_deadlock.c). */
+
+static bool hl_deadlock_on = true;
+module_param_named(deadlock_detect, hl_deadlock_on, bool, 0644);
+MODULE_PARM_DESC(deadlock_detect,
+		 "Refuse with EDEADLK a wait that would close a cycle of waits");
 
 /**
  * hl_deadlock_detect() - Whether waits are searched for deadlocks.

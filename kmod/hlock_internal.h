@@ -10,7 +10,9 @@
  *   hlock_node.c      cluster heads: what this node holds in the DLM, and
  *                     every change of it (plain C, with hlock_core.c)
  *   hlock_host.c      the kernel as the core's host (hlock_host.h): the
- *                     only calls out of the core
+ *                     only calls out of the core; a locker's references
+ *                     and the continuation of its grants, which it hands
+ *                     to the locker's own stage (hl_file.resume)
  *   hlock_space.c     resources: the table, paths, reclaim of unused
  *                     resources (hlock_space.h)
  *   hlock_ns.c        lock spaces, one per IPC namespace (hlock_ns.h)
@@ -22,7 +24,8 @@
  *                     (hlock_table.h)
  *   hlock_why.c       fencing tokens and lockers' descriptions (hlock_why.h)
  *   hlock_uring.c     lock, unlock and downgrade through io_uring
- *                     (hlock_uring.h)
+ *                     (hlock_uring.h); a call it arms ends through its
+ *                     struct hl_end_ops, as a kernel locker's does
  *   hlock_yield.c     yield: release everything, let waiters in,
  *                     re-acquire (hlock_yield.h)
  *   hlock_ticket.c    read and write ticket pools (hlock_ticket.h)
@@ -31,7 +34,8 @@
  *   hlock_lvb.c       lock value blocks and blocking notifications
  *                     (hlock_lvb.h)
  *   hlock_kapi.c      the in-kernel API (include/hlock_kernel.h; a kernel
- *                     locker's state in hlock_kapi.h)
+ *                     locker's state follows its struct hl_file:
+ *                     hlock_kapi.h)
  *   hlock_cluster.c   cluster lock spaces on the kernel's DLM: binding,
  *                     recovery, fencing tokens (hlock_cluster.h)
  *   hlock_clk.c       a cluster resource's DLM lock (hlock_clk.h; what
@@ -56,8 +60,10 @@
 #include <linux/atomic.h>
 #include <linux/cache.h>
 #include <linux/hrtimer.h>
+#include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
+#include <linux/poll.h>
 #include <linux/rhashtable.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -68,13 +74,10 @@
 #include "hlock_core.h"
 #include "include/hlock_kernel.h"
 /* The per-locker state of the features, embedded in struct hl_file. */
-#include "hlock_kapi.h"
 #include "hlock_lease.h"
 #include "hlock_lvb.h"
 #include "hlock_stats.h"
 #include "hlock_ticket.h"
-#include "hlock_uring.h"
-#include "hlock_yield.h"
 
 /**
  * struct hl_res - A resource: its lock head and its name.
@@ -166,6 +169,56 @@ struct hl_path {
 	u16 nlen[HL_MAX_LEVELS];
 };
 
+struct hl_file;
+struct hl_ring;
+struct io_uring_cmd;
+
+/**
+ * struct hl_ended - A call no thread waited for, taken out of its locker
+ *	(hl_end_take()) for hl_end_post().
+ * @ops: Whoever armed it; NULL when nobody did.
+ * @cmd: Its io_uring command.
+ * @done: A kernel locker's completion.
+ * @data: Its pointer.
+ */
+struct hl_ended {
+	const struct hl_end_ops *ops;
+	union {
+		struct io_uring_cmd *cmd;
+		hlock_done_fn done;
+	};
+	void *data;
+};
+
+/**
+ * struct hl_end_ops - How the submitter of a call that no thread waits
+ *	for learns of its end: set in the locker (hl_file.end) by whoever
+ *	armed the call.
+ * @take: The call ended (granted, failed or withdrawn): take it out of
+ *	the locker, into @e.  Context: f->lock held.
+ * @post: Tell its submitter @res.  Context: no hlock lock held.
+ */
+struct hl_end_ops {
+	void (*take)(struct hl_file *f, struct hl_ended *e);
+	void (*post)(struct hl_file *f, const struct hl_ended *e, int res);
+};
+
+/**
+ * hl_end_post() - Tell the submitter of a call hl_end_take() took out its
+ *	result, if anybody armed it.
+ * @f: The locker.
+ * @e: What hl_end_take() set.
+ * @res: The call's result.
+ *
+ * Context: no hlock lock held.
+ */
+static inline void hl_end_post(struct hl_file *f, const struct hl_ended *e,
+			       int res)
+{
+	if (e->ops)
+		e->ops->post(f, e, res);
+}
+
 /**
  * struct hl_file - A locker: one open file description of /dev/hlock.
  * @lk: The locker (hlock_core).
@@ -196,8 +249,10 @@ struct hl_path {
  * @owner: The process of the last lock call (thread group leader's pid);
  *	RCU-protected, for the lock tables of other lockers.
  * @comm: Its command name then.
- * @yield: Its yield (hlock_yield.c): every lock call looks whether one is
- *	on.
+ * @yielder: The task whose yield (hlock_yield.c) is between its release
+ *	and the end of its re-acquisition, else NULL: lock calls of other
+ *	tasks (io_uring's included), unlock, downgrade and yield fail with
+ *	EBUSY meanwhile.  Every lock call reads it.
  * @exiting: The task whose exit releases the locks of the process-owned
  *	locker (hl_file_owner_exit()), while it does: other tasks' lock calls
  *	and yields wait until it is done (hl_file_wait_exit()), as the
@@ -217,9 +272,15 @@ struct hl_path {
  *	the file.
  * @why: The locker's description (HLOCK_IOC_DESCRIBE), NUL-terminated
  *	and zero-padded; empty when it has none.
- * @ring: Its lock in flight through io_uring, if any (hlock_uring.c).
- * @kapi: A kernel locker's asynchronous call (hlock_kapi.c).
+ * @ring: Its io_uring state (hlock_uring.c), from its first lock through
+ *	io_uring that may wait; else NULL.
+ * @end: Whoever armed the operation in flight, which no thread waits for
+ *	(io_uring, a kernel locker's asynchronous call), learns of its end
+ *	so; else NULL.
  * @events: The events it polls for (hlock_lvb.c).
+ * @resume: Its lock call's stage that goes on with an operation a grant
+ *	pass granted (hl_grants_continue()), set when the locker is made:
+ *	a feature hands the grants it made back to the call this way.
  *
  * The fields every lock call reads or writes come first, from @lk to
  * @pathbuf, whose first bytes share @path's last cache line: from @ns to
@@ -247,7 +308,7 @@ struct hl_file {
 	unsigned long heads_gen;
 	struct pid __rcu *owner;
 	char comm[HLOCK_COMM_LEN];
-	struct hl_yield_state yield;
+	struct task_struct *yielder;
 	struct task_struct *exiting;
 	struct hl_ticket tk;
 	struct hl_slow slow;
@@ -259,17 +320,10 @@ struct hl_file {
 	u32 id;
 	struct pid *proc_owner;
 	char why[HLOCK_WHY_LEN];
-	struct hl_ring ring;
-	struct hl_kapi kapi;
+	struct hl_ring *ring;
+	const struct hl_end_ops *end;
 	struct hl_events events;
-};
-
-/*
- * A kernel locker (hlock_kernel.h) is a locker without a file: the type
- * other modules see, of the same allocation.
- */
-struct hlock_locker {
-	struct hl_file f;
+	void (*resume)(struct hl_file *f, struct hl_grants *g);
 };
 
 static inline struct hl_file *hl_file_of(struct hl_locker *lk)
@@ -316,6 +370,60 @@ static __always_inline bool hl_mem_eq(const void *a, const void *b, size_t len)
 			       sizeof(u16));
 	return !len || *x == *y;
 }
+
+/**
+ * hl_file_pid_ns() - The pid of a locker's owner in a pid namespace.
+ * @f: The locker.
+ * @ns: The namespace.
+ *
+ * Context: any; takes the RCU read lock.
+ * Return: the pid, or 0 when it is not visible in @ns.
+ */
+static inline int hl_file_pid_ns(struct hl_file *f, struct pid_namespace *ns)
+{
+	int nr;
+
+	rcu_read_lock();
+	nr = pid_nr_ns(rcu_dereference(f->owner), ns);
+	rcu_read_unlock();
+	return nr;
+}
+
+/*
+ * The slot of @f moved on: its sleepers are woken when the lock is
+ * dropped (hl_file_unlock()), so that they do not wake only to wait for
+ * it.  Context: f->lock held.
+ */
+static inline void hl_slot_changed(struct hl_file *f)
+{
+	lockdep_assert_held(&f->lock);
+	WRITE_ONCE(f->gen, f->gen + 1);
+	f->wake = true;
+}
+
+/**
+ * hl_file_unlock() - Drop a locker's lock, and wake the sleepers of its
+ *	slot if it moved on.
+ * @f: The locker, its lock held.
+ *
+ * A lock granted at once moved nothing, and need not take the wait
+ * queue's lock.  The barrier in wq_has_sleeper() pairs with the one a
+ * sleeper sets its state with before it looks at f->gen.
+ */
+static __always_inline void hl_file_unlock(struct hl_file *f)
+{
+	bool wake = f->wake;
+
+	f->wake = false;
+	mutex_unlock(&f->lock);
+	/* Every sleeper: a kernel locker's may sleep killable. */
+	if (wake && wq_has_sleeper(&f->wq))
+		wake_up_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/* Defined in hlock_host.c, beside hl_grant_notify(). */
+void hl_grants_continue(struct hl_grants *g);
+void hl_file_put(struct hl_file *f);
 
 /* A mode a lock call may ask for. */
 static inline bool hl_mode_valid(unsigned int mode)

@@ -7,8 +7,8 @@
  * ioctls, with the path a kernel string.  Two things only kernel lockers
  * have: a blocking call may sleep killable or uninterruptible (its own
  * way, passed down to hl_lock_call(): threads may share a locker), and an
- * asynchronous call ends by calling back (hl_file.kapi.done)
- * from whichever thread grants or withdraws it, as a lock through io_uring
+ * asynchronous call ends by calling back (hl_kapi.done), from whichever
+ * thread grants or withdraws it (hl_kapi_end), as a lock through io_uring
  * ends by posting its completion.
  */
 
@@ -30,6 +30,44 @@ static struct hl_file *hl_kfile(struct hlock_locker *lk)
 {
 	return &lk->f;
 }
+
+static struct hlock_locker *hl_klocker(struct hl_file *f)
+{
+	return container_of(f, struct hlock_locker, f);
+}
+
+/*
+ * The asynchronous call in flight ended: take its completion out.
+ * Destroying the locker waits until it was called.  Context: f->lock
+ * held.
+ */
+static void hl_kapi_take(struct hl_file *f, struct hl_ended *e)
+{
+	struct hl_kapi *k = &hl_klocker(f)->kapi;
+
+	lockdep_assert_held(&f->lock);
+	e->done = k->done;
+	e->data = k->data;
+	k->done = NULL;
+	k->data = NULL;
+	atomic_inc(&k->calls);
+}
+
+/* Call the completion hl_kapi_take() took.  No hlock lock held. */
+static void hl_kapi_post(struct hl_file *f, const struct hl_ended *e,
+			 int res)
+{
+	struct hlock_locker *lk = hl_klocker(f);
+
+	e->done(lk, res, e->data);
+	if (atomic_dec_and_test(&lk->kapi.calls))
+		wake_up_var(&lk->kapi.calls);
+}
+
+static const struct hl_end_ops hl_kapi_end = {
+	.take = hl_kapi_take,
+	.post = hl_kapi_post,
+};
 
 /*
  * The length of kernel path @path, which must fit the ABI's limit.
@@ -66,7 +104,7 @@ struct hlock_locker *hlock_locker_create(struct ipc_namespace *ns)
 	space = hl_ns_get_ipc(ns ? ns : init_task.nsproxy->ipc_ns);
 	if (IS_ERR(space))
 		return ERR_CAST(space);
-	f = hl_file_new(space);
+	f = hl_file_new(space, sizeof(struct hlock_locker));
 	if (IS_ERR(f))
 		return ERR_CAST(f);
 	return container_of(f, struct hlock_locker, f);
@@ -96,7 +134,7 @@ void hlock_locker_destroy(struct hlock_locker *lk)
 	/* Keep it to wait on: the release drops the creator's reference. */
 	refcount_inc(&f->ref);
 	hl_file_release(f);
-	wait_var_event(&f->kapi.calls, !atomic_read(&f->kapi.calls));
+	wait_var_event(&lk->kapi.calls, !atomic_read(&lk->kapi.calls));
 	hl_file_put(f);
 }
 EXPORT_SYMBOL_GPL(hlock_locker_destroy);
@@ -193,17 +231,19 @@ int hlock_kernel_lock_async(struct hlock_locker *lk, const char *path,
 		return -EINVAL;
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	if (f->kapi.done) {
+	if (lk->kapi.done) {
 		ret = -EBUSY;
 	} else {
 		/* Set first: a grant's continuation needs the lock to run. */
-		f->kapi.done = done;
-		f->kapi.data = data;
+		lk->kapi.done = done;
+		lk->kapi.data = data;
+		f->end = &hl_kapi_end;
 		ret = hl_lock_call(f, path, len, mode, flags | HLOCK_F_ASYNC,
 				   -1, 0, 0, TASK_INTERRUPTIBLE, &g);
 		if (ret != -EINPROGRESS) {
-			f->kapi.done = NULL;
-			f->kapi.data = NULL;
+			f->end = NULL;
+			lk->kapi.done = NULL;
+			lk->kapi.data = NULL;
 		}
 	}
 	hl_file_unlock(f);

@@ -8,7 +8,7 @@
 
 #include <linux/atomic.h>
 
-#include "include/hlock_kernel.h"
+#include "hlock_internal.h"
 
 /**
  * struct hl_kapi - A kernel locker's asynchronous calls.
@@ -22,6 +22,17 @@ struct hl_kapi {
 	hlock_done_fn done;
 	void *data;
 	atomic_t calls;
+};
+
+/**
+ * struct hlock_locker - A kernel locker (include/hlock_kernel.h): a locker
+ *	without a file, the type other modules see.
+ * @f: The locker.
+ * @kapi: Its asynchronous calls.
+ */
+struct hlock_locker {
+	struct hl_file f;
+	struct hl_kapi kapi;
 };
 
 #endif /* _HLOCK_KAPI_H */

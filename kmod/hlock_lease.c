@@ -42,9 +42,9 @@
 
 #include "hlock_internal.h"
 #include "hlock_lease.h"
-#include "hlock_locker.h"
 #include "hlock_stats.h"
 #include "hlock_test.h"
+#include "hlock_ticket.h"
 #include "hlock_trace.h"
 
 /* Leases the work item expires between two looks at the scheduler. */
@@ -317,7 +317,7 @@ static void hl_lease_work(struct work_struct *work)
 	}
 	hl_lease_arm(f, retry);
 	/* Everything taken over: its ticket goes to whoever waits for one. */
-	hl_file_ticket_put(f, &g);
+	hl_ticket_put_idle(f, &g);
 	changed = f->leases.nr_stale != stale;
 	if (changed)
 		WRITE_ONCE(f->gen, f->gen + 1);
@@ -325,7 +325,7 @@ static void hl_lease_work(struct work_struct *work)
 	/* POLLPRI is set: its pollers and the slot's sleepers wake. */
 	if (changed)
 		wake_up_interruptible_poll(&f->wq, EPOLLPRI);
-	hl_grants_run(&g);
+	hl_grants_continue(&g);
 }
 
 static enum hrtimer_restart hl_lease_timer_fn(struct hrtimer *timer)

@@ -13,9 +13,10 @@
  * The stages of a lock call, and what does each:
  *
  *   enter          HLOCK_IOC_LOCK: hl_ioctl_path() (hlock_main.c) copies
- *                  the path, hl_do_lock() takes the locker lock; io_uring:
- *                  hl_do_ring_lock(); the kernel API: hlock_lock() and
- *                  hlock_lock_async() (hlock_kapi.c) call hl_lock_call()
+ *                  the path, hl_do_lock() takes the locker lock; io_uring
+ *                  (hlock_uring.c) takes it and calls hl_lock_armed(); the
+ *                  kernel API: hlock_lock() and hlock_lock_async()
+ *                  (hlock_kapi.c) call hl_lock_call()
  *   refuse         hl_lock_begin(): a yield of another task (EBUSY), a
  *                  queue jump without the right (EPERM), a node that lost
  *                  its cluster (ENOLINK)
@@ -44,9 +45,10 @@
  *                  (hl_wait_slot()) until a grant's continuation
  *                  (hl_grants_continue()) or hl_lock_continue() moves the
  *                  operation on, or its timeout or a signal withdraws it
- *                  (hl_lock_give_up()).  A ring's lock is armed
- *                  (hl_ring_arm()) and ended by its continuation, its
- *                  timer (hl_do_ring_expire()) or a cancel
+ *                  (hl_lock_give_up()).  A call no thread waits for
+ *                  is armed: whoever armed it set its end (hl_file.end),
+ *                  which hl_end_take() takes out when a continuation,
+ *                  a timer (hl_lock_expire()) or a cancel ends it
  *   collect        a plain call granted at once keeps its path and
  *                  empties the slot (hl_op_finish()); else a grant:
  *                  hl_lease_grant() at once, or
@@ -83,7 +85,6 @@
 #include "hlock_stats.h"
 #include "hlock_test.h"
 #include "hlock_ticket.h"
-#include "hlock_uring.h"
 #include "hlock_trace.h"
 
 /* Requests close releases between two looks at the scheduler. */
@@ -145,108 +146,6 @@ static void hl_file_owner(struct hl_file *f)
 		strscpy_pad(f->comm, current->comm, sizeof(f->comm));
 }
 
-/**
- * hl_file_pid_ns() - The pid of a locker's owner in a pid namespace.
- * @f: The locker.
- * @ns: The namespace.
- *
- * Context: any; takes the RCU read lock.
- * Return: the pid, or 0 when it is not visible in @ns.
- */
-int hl_file_pid_ns(struct hl_file *f, struct pid_namespace *ns)
-{
-	int nr;
-
-	rcu_read_lock();
-	nr = pid_nr_ns(rcu_dereference(f->owner), ns);
-	rcu_read_unlock();
-	return nr;
-}
-
-/*
- * The slot of @f moved on: its sleepers are woken when the lock is
- * dropped (hl_file_unlock()), so that they do not wake only to wait for
- * it.  Context: f->lock held.
- */
-static void hl_slot_changed(struct hl_file *f)
-{
-	lockdep_assert_held(&f->lock);
-	WRITE_ONCE(f->gen, f->gen + 1);
-	f->wake = true;
-}
-
-/**
- * hl_file_unlock() - Drop a locker's lock, and wake the sleepers of its
- *	slot if it moved on.
- * @f: The locker, its lock held.
- *
- * A lock granted at once moved nothing, and need not take the wait
- * queue's lock.  The barrier in wq_has_sleeper() pairs with the one a
- * sleeper sets its state with before it looks at f->gen.
- */
-void hl_file_unlock(struct hl_file *f)
-{
-	bool wake = f->wake;
-
-	f->wake = false;
-	mutex_unlock(&f->lock);
-	/* Every sleeper: a kernel locker's may sleep killable. */
-	if (wake && wq_has_sleeper(&f->wq))
-		wake_up_poll(&f->wq, EPOLLIN | EPOLLRDNORM);
-}
-
-/*
- * The operation in flight was granted after a wait, for a level or for
- * its ticket: it gets what a grant made at once gets (hl_lock_begin()),
- * its lease, and the slow-wait log.  Context: f->lock held.
- */
-static void hl_op_granted_late(struct hl_file *f)
-{
-	lockdep_assert_held(&f->lock);
-	hl_slow_log(f);
-	hl_lease_grant(f);
-}
-
-/**
- * hl_locker_op_done() - A waiting operation was granted, or failed.
- * @lk: The locker.
- *
- * Context: its lock held.
- */
-void hl_locker_op_done(struct hl_locker *lk)
-{
-	struct hl_file *f = hl_file_of(lk);
-
-	if (lk->op.state == HL_OP_GRANTED)
-		hl_op_granted_late(f);
-	WRITE_ONCE(f->granted, true);
-	hl_slot_changed(f);
-}
-
-bool hl_deadlock_on = true;
-module_param_named(deadlock_detect, hl_deadlock_on, bool, 0644);
-MODULE_PARM_DESC(deadlock_detect,
-		 "Refuse with EDEADLK a wait that would close a cycle of waits");
-
-/**
- * hl_file_ticket_put() - The one place a ticket goes back.
- * @f: The locker.
- * @g: Where the continuation of a waiter handed the ticket goes.
- *
- * Once the locker holds nothing and has nothing in flight (after its last
- * unlock, a failed or cancelled lock call that left it holding nothing, a
- * takeover of its leases, or close), it returns its ticket, if it has one.
- *
- * Context: f->lock held.
- */
-void hl_file_ticket_put(struct hl_file *f, struct hl_grants *g)
-{
-	lockdep_assert_held(&f->lock);
-	if (f->lk.op.state == HL_OP_IDLE && !f->lk.nr_reqs &&
-	    unlikely(f->tk.state == HL_TICKET_HELD))
-		hl_ticket_put(f, g);
-}
-
 /*
  * The one place a ticket is taken: a lock call of a locker that holds
  * nothing takes one, or queues for one, before its operation starts.  A
@@ -269,6 +168,31 @@ static int hl_file_ticket_take(struct hl_file *f, unsigned int mode,
 	else if (ret)
 		hl_gave_up(f, mode, ret);
 	return ret;
+}
+
+/*
+ * The operation in flight was granted after a wait, for a level or for
+ * its ticket: it gets what a grant made at once gets (hl_lock_begin()),
+ * its lease, and the slow-wait log (as hl_op_done() does for a level).
+ * Context: f->lock held.
+ */
+static void hl_op_granted_late(struct hl_file *f)
+{
+	lockdep_assert_held(&f->lock);
+	hl_slow_log(f);
+	hl_lease_grant(f);
+}
+
+/*
+ * Once the locker holds nothing and has nothing in flight, it returns its
+ * ticket, if it has one (hl_ticket_put_idle()).  Context: f->lock held.
+ */
+static __always_inline void hl_file_ticket_put(struct hl_file *f,
+					       struct hl_grants *g)
+{
+	lockdep_assert_held(&f->lock);
+	if (unlikely(f->tk.state == HL_TICKET_HELD))
+		hl_ticket_put_idle(f, g);
 }
 
 /*
@@ -358,132 +282,52 @@ static __always_inline void hl_op_clear(struct hl_file *f,
 	hl_file_ticket_put(f, g);
 }
 
-/*
- * Take the ring's lock out of the slot, its operation over (granted,
- * failed or withdrawn), and collect the slot.  Context: f->lock held.
- * Return: the command, which the caller completes.
+/**
+ * hl_end_take() - Take the slot's call, over (granted, failed or
+ *	withdrawn), out for whoever armed it, and collect the slot.
+ * @f: The locker.
+ * @g: Where the grants the collection makes go.
+ * @e: Set to what hl_end_post() needs; its @ops NULL when nobody armed
+ *	the call.
+ *
+ * Context: f->lock held.
+ * Return: false when nobody but a thread waits for the call: the slot is
+ * then left to the caller.
  */
-static struct io_uring_cmd *hl_ring_take(struct hl_file *f,
-					 struct hl_grants *g)
-{
-	struct io_uring_cmd *cmd;
-
-	lockdep_assert_held(&f->lock);
-	cmd = hl_ring_disarm(f);
-	hl_op_clear(f, g);
-	return cmd;
-}
-
-/*
- * Take a kernel locker's asynchronous call out of the slot, its operation
- * over (granted, failed or withdrawn), and collect the slot.  Context:
- * f->lock held.  Return: the completion, which the caller calls
- * (hl_kdone_call()) once the lock is dropped.
- */
-static hlock_done_fn hl_kdone_take(struct hl_file *f, struct hl_grants *g,
-				   void **data)
-{
-	hlock_done_fn done = f->kapi.done;
-
-	lockdep_assert_held(&f->lock);
-	*data = f->kapi.data;
-	f->kapi.done = NULL;
-	f->kapi.data = NULL;
-	/* Destroying the locker waits for this call (hlock_kapi.c). */
-	atomic_inc(&f->kapi.calls);
-	hl_op_clear(f, g);
-	return done;
-}
-
-/* Call a completion hl_kdone_take() took.  No hlock lock held. */
-static void hl_kdone_call(struct hl_file *f, hlock_done_fn done, void *data,
-			  int res)
-{
-	done(container_of(f, struct hlock_locker, f), res, data);
-	if (atomic_dec_and_test(&f->kapi.calls))
-		wake_up_var(&f->kapi.calls);
-}
-
-/*
- * Who learns of the end of an operation no thread waits for: a lock
- * through io_uring (its command) or a kernel locker's asynchronous call
- * (its completion); neither for the other operations.
- */
-struct hl_slot_end {
-	struct io_uring_cmd *cmd;
-	hlock_done_fn done;
-	void *data;
-};
-
-/*
- * Take the slot's operation, over, out for whoever learns of its end, and
- * collect the slot.  Context: f->lock held.  Return: false when nobody
- * but a thread waits for it: the slot is then left to the caller.
- */
-static bool hl_slot_end_take(struct hl_file *f, struct hl_grants *g,
-			     struct hl_slot_end *e)
+bool hl_end_take(struct hl_file *f, struct hl_grants *g, struct hl_ended *e)
 {
 	lockdep_assert_held(&f->lock);
-	e->cmd = NULL;
-	e->done = NULL;
-	if (f->ring.cmd)
-		e->cmd = hl_ring_take(f, g);
-	else if (f->kapi.done)
-		e->done = hl_kdone_take(f, g, &e->data);
-	else
+	e->ops = f->end;
+	if (!e->ops)
 		return false;
+	f->end = NULL;
+	e->ops->take(f, e);
+	hl_op_clear(f, g);
 	return true;
 }
 
-/* Tell whoever hl_slot_end_take() found the result.  No hlock lock held. */
-static void hl_slot_end_post(struct hl_file *f, const struct hl_slot_end *e,
-			     int res)
-{
-	if (e->cmd)
-		hl_ring_post(e->cmd, res);
-	else if (e->done)
-		hl_kdone_call(f, e->done, e->data, res);
-}
-
-/**
- * hl_grants_continue() - Continue the operations a caller's grant passes
- *	granted (see hl_grants_run()).
- * @g: The lockers; empty afterwards.
- *
- * Context: process context, no hlock lock held; takes each locker's lock.
+/*
+ * The lock call's stage that goes on with an operation a grant pass
+ * granted: every locker's f->resume, which hl_grants_continue() calls for
+ * the lockers a grant collected.  Context: process context, no hlock lock
+ * held; takes the locker's lock, and drops the reference the grant took.
  */
-void hl_grants_continue(struct hl_grants *g)
+static void hl_file_resume(struct hl_file *f, struct hl_grants *g)
 {
-	while (!list_empty(&g->lockers)) {
-		struct hl_locker *lk = list_first_entry(&g->lockers,
-							struct hl_locker,
-							grant_node);
-		struct hl_file *f = hl_file_of(lk);
-		struct hl_slot_end e = { };
-		int ret;
+	struct hl_ended e = { };
+	int ret;
 
-		list_del_init(&lk->grant_node);
-		/* From here a new grant queues the locker again. */
-		clear_bit(0, &lk->grant_pending);
-		/*
-		 * Order the clear before the look at the slot below: a grant
-		 * either sees the bit clear and queues the locker again, or
-		 * came before, and hl_op_continue() sees it under the head
-		 * lock.
-		 */
-		smp_mb__after_atomic();
-		mutex_lock(&f->lock);
-		ret = hl_lock_continue(f, g);
-		/*
-		 * A lock through io_uring, or a kernel locker's asynchronous
-		 * one, is collected as soon as it ends.
-		 */
-		if (ret != -EINPROGRESS)
-			hl_slot_end_take(f, g, &e);
-		hl_file_unlock(f);
-		hl_slot_end_post(f, &e, ret);
-		hl_file_put(f);
-	}
+	mutex_lock(&f->lock);
+	ret = hl_lock_continue(f, g);
+	/*
+	 * A lock through io_uring, or a kernel locker's asynchronous one, is
+	 * collected as soon as it ends.
+	 */
+	if (ret != -EINPROGRESS)
+		hl_end_take(f, g, &e);
+	hl_file_unlock(f);
+	hl_end_post(f, &e, ret);
+	hl_file_put(f);
 }
 
 /*
@@ -545,28 +389,6 @@ static void hl_op_cancel_counted(struct hl_file *f, unsigned int why,
 	hl_lock_cancel(f, g);
 }
 
-/**
- * hl_file_waitq_refill() - Give a locker spare queues, for the first head
- *	its request waits on that has none (struct hl_waitq).
- * @f: The locker.
- *
- * Context: f->lock held; may sleep.
- * Return: 0 or -ENOMEM.
- */
-int hl_file_waitq_refill(struct hl_file *f)
-{
-	struct hl_waitq *wq;
-
-	lockdep_assert_held(&f->lock);
-	if (!hl_locker_waitq_needed(&f->lk))
-		return 0;
-	wq = hl_waitq_alloc();
-	if (!wq)
-		return -ENOMEM;
-	hl_locker_add_waitq(&f->lk, wq);
-	return 0;
-}
-
 /*
  * Make sure the locker's index and spares fit the claimed path.
  * Context: f->lock held.
@@ -592,7 +414,7 @@ static int hl_file_prepare(struct hl_file *f)
 			return -ENOMEM;
 		hl_locker_add_spare(lk, req);
 	}
-	return unlikely(hl_locker_waitq_needed(lk)) ? hl_file_waitq_refill(f) : 0;
+	return unlikely(hl_locker_waitq_needed(lk)) ? hl_waitq_refill(lk) : 0;
 }
 
 /*
@@ -788,7 +610,7 @@ static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
 			return ret;
 	}
 	/* A yield owns the locker until everything is back (hl_do_yield()). */
-	if (unlikely(f->yield.on) && f->yield.task != current)
+	if (unlikely(f->yielder) && f->yielder != current)
 		return -EBUSY;
 	/* Only the privileged jump queues (hl_file_open()). */
 	if (flags & (HLOCK_F_FRONT | HLOCK_F_COMPAT_FIRST) && !f->may_jump)
@@ -979,108 +801,82 @@ int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
 }
 
 /**
- * hl_do_ring_lock() - A lock submitted through io_uring.
- * @f: The locker.
- * @cmd: Its command.
- * @issue_flags: IO_URING_F_* of its issue, going on.
- * @buf: The path, NUL-terminated.
+ * hl_lock_armed() - A lock call that no thread waits for: should it wait,
+ *	its end goes to whoever armed it (io_uring).
+ * @f: The locker, its lock held.
+ * @end: How its submitter learns of its end (hl_file.end).
+ * @buf: The path.
  * @len: Its length.
  * @mode: The mode for the last level.
  * @flags: HLOCK_F_*, HLOCK_F_ASYNC not among them.
- * @timeout_ns: As in struct hlock_lock_args.
+ * @timeout_ns: As in struct hlock_lock_args; 0 gives up at once.
+ * @g: Where the grants the call makes go.
  *
- * A lock that must wait stays in the slot with @cmd: whoever ends it
- * later takes @cmd out under the locker lock and completes it.
+ * The caller sets up its own state for the wait (a timer, say) before it
+ * drops the lock: whoever ends the call takes it under the lock
+ * (hl_end_take()).
  *
- * Context: process context, may sleep.
- * Return: -EIOCBQUEUED when it waits, else its result, as HLOCK_IOC_LOCK.
+ * Context: process context, f->lock held.
+ * Return: -EINPROGRESS when it waits, with @end in the slot; else its
+ * result, as HLOCK_IOC_LOCK's.
  */
-int hl_do_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
-		    unsigned int issue_flags, const char *buf, unsigned int len,
-		    unsigned int mode, unsigned int flags, s64 timeout_ns)
+int hl_lock_armed(struct hl_file *f, const struct hl_end_ops *end,
+		  const char *buf, unsigned int len, unsigned int mode,
+		  unsigned int flags, s64 timeout_ns, struct hl_grants *g)
 {
-	struct hl_grants g;
 	int ret;
 
-	hl_grants_init(&g);
-	mutex_lock(&f->lock);
+	lockdep_assert_held(&f->lock);
 	/* Leases need lease_ns, which the ring's command bytes lack. */
-	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, 0, &g);
+	ret = hl_lock_begin(f, buf, len, mode, flags, timeout_ns, 0, g);
 	if (ret == -EINPROGRESS) {
-		if (!timeout_ns) {
-			ret = hl_lock_give_up(f, -EAGAIN, &g);
-		} else {
-			hl_ring_arm(f, cmd, timeout_ns, issue_flags);
-			ret = -EIOCBQUEUED;
-		}
+		if (!timeout_ns)
+			return hl_lock_give_up(f, -EAGAIN, g);
+		f->end = end;
 	}
-	hl_file_unlock(f);
-	hl_grants_run(&g);
 	return ret;
 }
 
 /**
- * hl_do_ring_expire() - End the ring's lock in flight if it timed out.
- * @f: The locker.
- * @res: Set to the result to complete the command with.
+ * hl_lock_expire() - An armed call's deadline passed: end it.
+ * @f: The locker, its lock held, the call armed.
+ * @g: Where the grants the withdrawal makes go.
  *
- * A grant that raced with the timeout wins.
+ * A grant that raced with the timeout wins.  The caller then takes the
+ * call out (hl_end_take()).
  *
- * Context: process context, may sleep.
- * Return: the command, which the caller completes, or NULL when no lock
- * in flight is past its deadline.
+ * Context: process context, f->lock held.
+ * Return: the call's result: 0, -ETIMEDOUT or another -errno.
  */
-struct io_uring_cmd *hl_do_ring_expire(struct hl_file *f, int *res)
+int hl_lock_expire(struct hl_file *f, struct hl_grants *g)
 {
-	struct io_uring_cmd *cmd = NULL;
-	struct hl_grants g;
+	int ret;
 
-	hl_grants_init(&g);
-	mutex_lock(&f->lock);
-	if (f->ring.cmd && ktime_compare(ktime_get(), f->ring.deadline) >= 0) {
-		*res = hl_lock_continue(f, &g);
-		if (*res == -EINPROGRESS) {
-			*res = -ETIMEDOUT;
-			hl_gave_up(f, f->lk.op.mode, *res);
-			hl_lock_cancel(f, &g);
-		}
-		cmd = hl_ring_take(f, &g);
+	lockdep_assert_held(&f->lock);
+	ret = hl_lock_continue(f, g);
+	if (ret == -EINPROGRESS) {
+		ret = -ETIMEDOUT;
+		hl_gave_up(f, f->lk.op.mode, ret);
+		hl_lock_cancel(f, g);
 	}
-	hl_file_unlock(f);
-	hl_grants_run(&g);
-	return cmd;
+	return ret;
 }
 
 /**
- * hl_do_ring_cancel() - Withdraw the ring's lock in flight.
- * @f: The locker.
- * @cmd: The command to withdraw, or NULL for whichever is in flight if
- *	@doomed says so.
- * @doomed: Whether a command's submitter or ring is going away.
+ * hl_lock_withdraw() - Withdraw an armed call, as a cancel: its
+ *	submitter is going away.
+ * @f: The locker, its lock held, the call armed.
+ * @why: HLOCK_CANCEL_*, for the statistics and the trace.
+ * @g: Where the grants the withdrawal makes go.
  *
- * Context: process context, may sleep.
- * Return: the command withdrawn, which the caller completes with
- * -ECANCELED, or NULL.
+ * The caller then takes the call out (hl_end_take()).
+ *
+ * Context: process context, f->lock held.
  */
-struct io_uring_cmd *hl_do_ring_cancel(struct hl_file *f,
-				       struct io_uring_cmd *cmd,
-				       bool (*doomed)(struct io_uring_cmd *cmd))
+void hl_lock_withdraw(struct hl_file *f, unsigned int why,
+		      struct hl_grants *g)
 {
-	struct io_uring_cmd *c;
-	struct hl_grants g;
-
-	hl_grants_init(&g);
-	mutex_lock(&f->lock);
-	c = f->ring.cmd;
-	if (c && (cmd ? c == cmd : doomed(c))) {
-		hl_op_cancel_counted(f, HLOCK_CANCEL_RING, &g);
-		hl_ring_take(f, &g);
-	} else {
-		c = NULL;
-	}
-	hl_file_unlock(f);
-	hl_grants_run(&g);
-	return c;
+	hl_op_cancel_counted(f, why, g);
 }
 
 /**
@@ -1176,7 +972,7 @@ static struct hl_head *hl_file_find(struct hl_file *f, const struct hl_path *p,
  */
 static int hl_unlock_withdraw(struct hl_file *f, const struct hl_path *p,
 			      const char *buf, struct hl_grants *g,
-			      struct hl_slot_end *e)
+			      struct hl_ended *e)
 {
 	struct hl_locker *lk = &f->lk;
 	struct hl_req *req = NULL;
@@ -1184,7 +980,7 @@ static int hl_unlock_withdraw(struct hl_file *f, const struct hl_path *p,
 	int ret = 0;
 
 	hl_op_cancel_counted(f, HLOCK_CANCEL_UNLOCK, g);
-	if (!hl_slot_end_take(f, g, e))
+	if (!hl_end_take(f, g, e))
 		hl_op_clear(f, g);
 	rcu_read_lock();
 	h = hl_path_find(f->root, p, buf);
@@ -1203,7 +999,7 @@ static __always_inline int __hl_do_path(struct hl_file *f, unsigned int op,
 {
 	struct hl_path tmp __uninitialized;
 	struct hl_locker *lk = &f->lk;
-	struct hl_slot_end e = { };
+	struct hl_ended e = { };
 	const struct hl_path *p;
 	struct hl_grants g;
 	struct hl_head *h;
@@ -1223,7 +1019,7 @@ static __always_inline int __hl_do_path(struct hl_file *f, unsigned int op,
 	 * nothing in flight, no yield and no lease to hear of it.
 	 */
 	if (op == HLOCK_IOC_UNLOCK && p == &f->path && f->last_path &&
-	    lk->last && lk->op.state == HL_OP_IDLE && !f->yield.on &&
+	    lk->last && lk->op.state == HL_OP_IDLE && !f->yielder &&
 	    hl_leases_idle(f)) {
 		ret = hl_unlock(lk, lk->last->head, &g);
 		/* The last unlock may leave the locker holding nothing. */
@@ -1233,7 +1029,7 @@ static __always_inline int __hl_do_path(struct hl_file *f, unsigned int op,
 		return ret;
 	}
 	/* A yield owns the locker until everything is back. */
-	if (f->yield.on && op != HLOCK_IOC_HELD && op != HLOCK_IOC_BLOCKING) {
+	if (f->yielder && op != HLOCK_IOC_HELD && op != HLOCK_IOC_BLOCKING) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
@@ -1242,7 +1038,7 @@ static __always_inline int __hl_do_path(struct hl_file *f, unsigned int op,
 		hl_lease_stale(f, buf, len);
 	on = op == HLOCK_IOC_HELD || op == HLOCK_IOC_BLOCKING ||
 	     lk->op.state == HL_OP_IDLE ? 0 : hl_on_path(f, p, buf);
-	if (on == 2 && op == HLOCK_IOC_UNLOCK && (f->async || f->ring.cmd)) {
+	if (on == 2 && op == HLOCK_IOC_UNLOCK && (f->async || f->end)) {
 		/*
 		 * Unlocking the target withdraws the queued request, whatever
 		 * else the unlock reports: a stale lease is said as well.
@@ -1287,7 +1083,7 @@ out_unlock:
 	hl_file_ticket_put(f, &g);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
-	hl_slot_end_post(f, &e, -ECANCELED);
+	hl_end_post(f, &e, -ECANCELED);
 	return ret;
 }
 
@@ -1326,16 +1122,23 @@ bool hl_file_polled(struct hl_file *f)
 /**
  * hl_file_new() - A new locker in a lock space, owned by the caller.
  * @ns: The lock space; the locker takes this reference.
+ * @size: Bytes of the locker's allocation, which starts with it: a kernel
+ *	locker's state follows (hlock_kapi.c).
  *
  * Context: process context, may sleep.
- * Return: the locker, or an ERR_PTR() (-ENOMEM, -EBUSY); @ns is put on
- * error.
+ * Return: the locker, zeroed past itself, or an ERR_PTR() (-ENOMEM,
+ * -EBUSY); @ns is put on error.
  */
-struct hl_file *hl_file_new(struct hl_ns *ns)
+struct hl_file *hl_file_new(struct hl_ns *ns, size_t size)
 {
-	struct hl_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	struct hl_file *f;
 	int ret;
 
+	if (WARN_ON_ONCE(size < sizeof(*f))) {
+		hl_ns_put(ns);
+		return ERR_PTR(-EINVAL);
+	}
+	f = kzalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!f) {
 		hl_ns_put(ns);
 		return ERR_PTR(-ENOMEM);
@@ -1349,11 +1152,10 @@ struct hl_file *hl_file_new(struct hl_ns *ns)
 	 */
 	f->may_jump = ns_capable_noaudit(f->ns->user_ns, CAP_SYS_NICE);
 	hl_locker_init(&f->lk, &f->ns->graph);
+	f->resume = hl_file_resume;
 	mutex_init(&f->lock);
 	refcount_set(&f->ref, 1);
 	init_waitqueue_head(&f->wq);
-	atomic_set(&f->kapi.calls, 0);
-	hl_ring_init(f);
 	INIT_LIST_HEAD(&f->tk.node);
 	hl_lease_init(f);
 	RCU_INIT_POINTER(f->owner, get_pid(task_tgid(current)));
@@ -1385,30 +1187,11 @@ int hl_file_open(struct file *file)
 
 	if (IS_ERR(ns))
 		return PTR_ERR(ns);
-	f = hl_file_new(ns);
+	f = hl_file_new(ns, sizeof(*f));
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	file->private_data = f;
 	return 0;
-}
-
-/**
- * hl_file_put() - Drop a reference to a locker.
- * @f: The locker; freed with the last reference.
- */
-void hl_file_put(struct hl_file *f)
-{
-	if (!refcount_dec_and_test(&f->ref))
-		return;
-	/* Close withdrew its ticket wait and returned its ticket. */
-	WARN_ON_ONCE(f->tk.state != HL_TICKET_NONE);
-	if (f->lk.index != f->lk.index_inline)
-		kvfree(f->lk.index);
-	put_pid(rcu_dereference_protected(f->owner, true));
-	put_pid(f->proc_owner);
-	mutex_destroy(&f->lock);
-	hl_ns_put(f->ns);
-	kfree(f);
 }
 
 /**
@@ -1448,7 +1231,7 @@ void hl_file_release_all(struct hl_file *f, struct hl_grants *g)
  * as its last close does.  Context: f->lock held (dropped between batches
  * of releases); the slot idle or holding a call no thread waits in.
  */
-static void hl_file_drop_all(struct hl_file *f, struct hl_slot_end *e,
+static void hl_file_drop_all(struct hl_file *f, struct hl_ended *e,
 			     struct hl_grants *g)
 {
 	struct hl_locker *lk = &f->lk;
@@ -1457,7 +1240,7 @@ static void hl_file_drop_all(struct hl_file *f, struct hl_slot_end *e,
 	if (lk->op.state == HL_OP_WAITING || f->tk.pending ||
 	    (lk->op.state != HL_OP_IDLE && f->async))
 		hl_op_cancel_counted(f, HLOCK_CANCEL_CLOSE, g);
-	if (!hl_slot_end_take(f, g, e) && lk->op.state != HL_OP_IDLE)
+	if (!hl_end_take(f, g, e) && lk->op.state != HL_OP_IDLE)
 		hl_op_clear(f, g);
 	hl_file_release_all(f, g);
 }
@@ -1528,7 +1311,7 @@ static bool hl_process_exits(void)
  */
 void hl_file_owner_exit(struct hl_file *f)
 {
-	struct hl_slot_end e = { };
+	struct hl_ended e = { };
 	struct hl_locker *lk = &f->lk;
 	struct pid *owner;
 	struct hl_grants g;
@@ -1538,8 +1321,8 @@ void hl_file_owner_exit(struct hl_file *f)
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
 	owner = f->proc_owner;
-	if (!owner || owner != task_tgid(current) || f->yield.on ||
-	    (lk->op.state != HL_OP_IDLE && !f->async && !f->ring.cmd)) {
+	if (!owner || owner != task_tgid(current) || f->yielder ||
+	    (lk->op.state != HL_OP_IDLE && !f->async && !f->end)) {
 		mutex_unlock(&f->lock);
 		return;
 	}
@@ -1551,7 +1334,7 @@ void hl_file_owner_exit(struct hl_file *f)
 	hl_slot_changed(f);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
-	hl_slot_end_post(f, &e, -ECANCELED);
+	hl_end_post(f, &e, -ECANCELED);
 	put_pid(owner);
 }
 
@@ -1564,13 +1347,10 @@ void hl_file_owner_exit(struct hl_file *f)
 void hl_file_release(struct hl_file *f)
 {
 	struct hl_locker *lk = &f->lk;
-	struct hl_slot_end e = { };
+	struct hl_ended e = { };
 	struct hl_grants g;
 
 	hl_grants_init(&g);
-	/* A lock in flight through io_uring keeps the file open. */
-	WARN_ON_ONCE(f->ring.cmd);
-	hl_ring_release(f);
 	/* Out of the lock table first: nobody may look at it while it goes. */
 	xa_erase(&f->ns->lockers, f->id);
 	mutex_lock(&f->lock);
@@ -1578,7 +1358,7 @@ void hl_file_release(struct hl_file *f)
 	hl_locker_drop_spares(lk);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
-	hl_slot_end_post(f, &e, -ECANCELED);
+	hl_end_post(f, &e, -ECANCELED);
 	hl_lease_close(f);
 	hl_file_put(f);
 }

@@ -34,8 +34,8 @@
 #include <linux/wait.h>
 
 #include "hlock_internal.h"
-#include "hlock_cluster.h"
 #include "hlock_lvb.h"
+#include "hlock_ns.h"
 #include "hlock_space.h"
 
 /**
@@ -301,7 +301,7 @@ unsigned int hl_file_events(struct hl_file *f)
 	return (READ_ONCE(f->leases.nr_stale) ? HLOCK_EVENT_STALE : 0) |
 	       (test_bit(HL_EVENT_BLOCKING_BIT, &f->events.bits) ?
 		HLOCK_EVENT_BLOCKING : 0) |
-	       (f->ns->cl && hl_cluster_lost(f->ns->cl) ? HLOCK_EVENT_LOST : 0);
+	       (hl_ns_lost(f->ns) ? HLOCK_EVENT_LOST : 0);
 }
 
 /**

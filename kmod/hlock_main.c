@@ -449,6 +449,7 @@ static int hl_flush(struct file *file, fl_owner_t id)
 
 static int hl_release(struct inode *inode, struct file *file)
 {
+	hl_ring_release(file->private_data);
 	hl_file_release(file->private_data);
 	return 0;
 }

@@ -22,6 +22,7 @@ struct hl_ns *hl_ns_next(unsigned long *index);
 unsigned long hl_ns_count(void);
 int hl_ns_rebind(const char *name);
 bool hl_ns_is_init(const struct ipc_namespace *ipc);
+bool hl_ns_lost(const struct hl_ns *ns);
 void hl_ipc_put(struct ipc_namespace *ipc);
 struct ipc_namespace *hl_ipc_get_pid(pid_t nr);
 int hl_ns_bind(struct ipc_namespace *ipc, const char *name);

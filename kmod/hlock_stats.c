@@ -17,7 +17,6 @@
 #include <linux/string.h>
 
 #include "hlock_internal.h"
-#include "hlock_locker.h"
 #include "hlock_stats.h"
 
 #define CREATE_TRACE_POINTS

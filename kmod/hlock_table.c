@@ -27,7 +27,6 @@
 #include "hlock_internal.h"
 #include "hlock_clk.h"
 #include "hlock_lease.h"
-#include "hlock_locker.h"
 #include "hlock_ns.h"
 #include "hlock_space.h"
 #include "hlock_table.h"

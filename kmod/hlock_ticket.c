@@ -38,7 +38,6 @@
 #include <linux/string.h>
 
 #include "hlock_internal.h"
-#include "hlock_locker.h"
 #include "hlock_ticket.h"
 
 /* Largest pool a parameter may set (MongoDB's default is 128). */
@@ -127,7 +126,7 @@ static void hl_pool_fill(struct hl_pool *pool, unsigned int id)
 		spin_lock(&pool->lock);
 		more = hl_pool_hand(pool, id, &g);
 		spin_unlock(&pool->lock);
-		hl_grants_run(&g);
+		hl_grants_continue(&g);
 		cond_resched();
 	} while (more);
 }
@@ -290,6 +289,25 @@ void hl_ticket_put(struct hl_file *f, struct hl_grants *g)
 	f->tk.state = HL_TICKET_NONE;
 	hl_pool_hand(pool, f->tk.pool, g);
 	spin_unlock(&pool->lock);
+}
+
+/**
+ * hl_ticket_put_idle() - The one place a ticket goes back.
+ * @f: The locker.
+ * @g: Where the continuation of a waiter handed the ticket goes.
+ *
+ * Once the locker holds nothing and has nothing in flight (after its last
+ * unlock, a failed or cancelled lock call that left it holding nothing, a
+ * takeover of its leases, or close), it returns its ticket, if it has one.
+ *
+ * Context: f->lock held.
+ */
+void hl_ticket_put_idle(struct hl_file *f, struct hl_grants *g)
+{
+	lockdep_assert_held(&f->lock);
+	if (f->lk.op.state == HL_OP_IDLE && !f->lk.nr_reqs &&
+	    f->tk.state == HL_TICKET_HELD)
+		hl_ticket_put(f, g);
 }
 
 /**

@@ -62,6 +62,7 @@ bool hl_ticket_ready(struct hl_file *f);
 void hl_ticket_withdraw(struct hl_file *f);
 bool hl_ticket_contended(struct hl_file *f);
 void hl_ticket_put(struct hl_file *f, struct hl_grants *g);
+void hl_ticket_put_idle(struct hl_file *f, struct hl_grants *g);
 void hl_ticket_stats(struct hl_file *f, struct hlock_ticket_stats *ts);
 void hl_ticket_debugfs(struct dentry *dir);
 

@@ -6,11 +6,12 @@
  * A lock SQE starts its operation as HLOCK_IOC_LOCK does, in the
  * submitter's context.  One granted or refused at once completes there;
  * one that must wait stays in its locker's slot with its command
- * (hl_ring.cmd) and returns -EIOCBQUEUED, so that no thread waits for it.
- * Whoever ends it later takes the command out under the locker lock:
+ * (hl_ring.cmd), armed with hl_ring_end, and returns -EIOCBQUEUED, so that
+ * no thread waits for it.  Whoever ends it later takes the command out
+ * under the locker lock (hl_end_take()):
  *
  *   - the continuation of the release that granted it (hl_grants_run()),
- *   - its timer, through a work item (hl_do_ring_expire()),
+ *   - its timer, through a work item (hl_ring_expire_fn()),
  *   - an unlock of its path, through the ring or the ioctl,
  *   - io_uring's cancel at ring teardown (the last close of the ring, as
  *     when its process exits or is killed) or exec: a command marked
@@ -54,7 +55,40 @@
 
 #include "hlock_internal.h"
 #include "hlock_locker.h"
+#include "hlock_trace.h"
 #include "hlock_uring.h"
+
+/**
+ * struct hl_ring - A locker's io_uring state (hl_file.ring): its lock in
+ *	flight there.
+ * @f: The locker.
+ * @cmd: Its command, from its submission until whoever ends it (the
+ *	continuation of its grant, its timer, an unlock of its path,
+ *	io_uring's cancel or the watchdog) takes it out, under the locker
+ *	lock: exactly one of them completes it.  Set by hl_ring_arm() and
+ *	cleared by hl_ring_take() only, which watch and unwatch it.
+ * @deadline: When it times out; KTIME_MAX for never.
+ * @timer: Fires at @deadline.
+ * @expire: Ends it in process context once @timer fired.
+ * @watch: Entry in the watchdog's list while @cmd is set, on kernels
+ *	whose io_uring cannot cancel a driver's command (before 6.7).
+ * @doomed_since: There, under its mutex: jiffies when the watchdog first
+ *	saw @cmd's submitter or ring going away, 0 if it did not.
+ */
+struct hl_ring {
+	struct hl_file *f;
+	struct io_uring_cmd *cmd;
+	ktime_t deadline;
+	struct hrtimer timer;
+	struct work_struct expire;
+	struct list_head watch;
+	unsigned long doomed_since;
+};
+
+static const struct hl_end_ops hl_ring_end;
+static struct io_uring_cmd *hl_ring_cancel(struct hl_file *f,
+					   struct io_uring_cmd *cmd,
+					   bool (*doomed)(struct io_uring_cmd *c));
 
 /* Paths up to this long are read onto the stack. */
 #define HL_RING_SHORT_PATH	128
@@ -85,7 +119,7 @@ static void hl_ring_tw(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	io_uring_cmd_done(cmd, hl_ring_pdu(cmd)->res, 0, issue_flags);
 }
 
-/**
+/*
  * hl_ring_post() - Complete a command taken out of its locker.
  * @cmd: The command.
  * @res: The CQE's result.
@@ -95,7 +129,7 @@ static void hl_ring_tw(struct io_uring_cmd *cmd, unsigned int issue_flags)
  *
  * Context: any; no hlock lock need be dropped.
  */
-void hl_ring_post(struct io_uring_cmd *cmd, int res)
+static void hl_ring_post(struct io_uring_cmd *cmd, int res)
 {
 	hl_ring_pdu(cmd)->res = res;
 	io_uring_cmd_complete_in_task(cmd, hl_ring_tw);
@@ -115,11 +149,11 @@ static void hl_ring_mark(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		io_uring_cmd_mark_cancelable(cmd, issue_flags);
 }
 
-static void hl_watch_add(struct hl_file *f)
+static void hl_watch_add(struct hl_ring *r)
 {
 }
 
-static void hl_watch_del(struct hl_file *f)
+static void hl_watch_del(struct hl_ring *r)
 {
 }
 
@@ -140,7 +174,7 @@ static void hl_ring_mark(struct io_uring_cmd *cmd, unsigned int issue_flags)
 /* Lockers it withdraws from per look at its list. */
 #define HL_WATCH_BATCH		32
 
-/* The lockers with a lock in flight (hl_ring.watch), under hl_watch_lock. */
+/* The rings of the lockers with a lock in flight, under hl_watch_lock. */
 static LIST_HEAD(hl_watch_list);
 static DEFINE_MUTEX(hl_watch_lock);
 static void hl_watch_fn(struct work_struct *work);
@@ -170,26 +204,26 @@ static bool hl_ring_doomed(struct io_uring_cmd *cmd)
 	       percpu_ref_is_dying(&req->ctx->refs);
 }
 
-/* @f has a lock in flight: watch it.  Context: f->lock held. */
-static void hl_watch_add(struct hl_file *f)
+/* @r's locker has a lock in flight: watch it.  Context: its lock held. */
+static void hl_watch_add(struct hl_ring *r)
 {
-	lockdep_assert_held(&f->lock);
+	lockdep_assert_held(&r->f->lock);
 	mutex_lock(&hl_watch_lock);
 	if (list_empty(&hl_watch_list))
 		schedule_delayed_work(&hl_watch_work, HL_WATCH_PERIOD);
-	f->ring.doomed_since = 0;
+	r->doomed_since = 0;
 	/* Added twice, it would cut others off the list. */
-	if (!WARN_ON_ONCE(!list_empty(&f->ring.watch)))
-		list_add_tail(&f->ring.watch, &hl_watch_list);
+	if (!WARN_ON_ONCE(!list_empty(&r->watch)))
+		list_add_tail(&r->watch, &hl_watch_list);
 	mutex_unlock(&hl_watch_lock);
 }
 
-/* @f's lock in flight ended.  Context: f->lock held. */
-static void hl_watch_del(struct hl_file *f)
+/* @r's lock in flight ended.  Context: its locker's lock held. */
+static void hl_watch_del(struct hl_ring *r)
 {
-	lockdep_assert_held(&f->lock);
+	lockdep_assert_held(&r->f->lock);
 	mutex_lock(&hl_watch_lock);
-	list_del_init(&f->ring.watch);
+	list_del_init(&r->watch);
 	mutex_unlock(&hl_watch_lock);
 }
 
@@ -200,21 +234,21 @@ static void hl_watch_del(struct hl_file *f)
  * waiter that is still there a period later is exec's or a dying SQPOLL
  * thread's.  Context: hl_watch_lock held.
  */
-static bool hl_watch_doomed(struct hl_file *f)
+static bool hl_watch_doomed(struct hl_ring *r)
 {
 	unsigned long now = jiffies;
 
 	lockdep_assert_held(&hl_watch_lock);
-	if (!hl_ring_doomed(f->ring.cmd)) {
-		f->ring.doomed_since = 0;
+	if (!hl_ring_doomed(r->cmd)) {
+		r->doomed_since = 0;
 		return false;
 	}
 	/* 0 means never seen: a jiffies value of 0 is taken as 1. */
-	if (!f->ring.doomed_since) {
-		f->ring.doomed_since = now ?: 1;
+	if (!r->doomed_since) {
+		r->doomed_since = now ?: 1;
 		return false;
 	}
-	return time_after_eq(now, f->ring.doomed_since + HL_WATCH_PERIOD);
+	return time_after_eq(now, r->doomed_since + HL_WATCH_PERIOD);
 }
 
 /*
@@ -227,17 +261,17 @@ static void hl_watch_fn(struct work_struct *work)
 	struct hl_file *doomed[HL_WATCH_BATCH];
 	struct io_uring_cmd *cmd;
 	unsigned int n, i;
-	struct hl_file *f;
+	struct hl_ring *r;
 	bool more;
 
 	do {
 		n = 0;
 		mutex_lock(&hl_watch_lock);
-		list_for_each_entry(f, &hl_watch_list, ring.watch) {
-			if (hl_watch_doomed(f)) {
+		list_for_each_entry(r, &hl_watch_list, watch) {
+			if (hl_watch_doomed(r)) {
 				/* Its file is open while its lock is in flight. */
-				refcount_inc(&f->ref);
-				doomed[n++] = f;
+				refcount_inc(&r->f->ref);
+				doomed[n++] = r->f;
 				if (n == HL_WATCH_BATCH)
 					break;
 			}
@@ -247,7 +281,7 @@ static void hl_watch_fn(struct work_struct *work)
 		mutex_unlock(&hl_watch_lock);
 		for (i = 0; i < n; i++) {
 			/* Looked at again under its lock: it may have ended. */
-			cmd = hl_do_ring_cancel(doomed[i], NULL, hl_ring_doomed);
+			cmd = hl_ring_cancel(doomed[i], NULL, hl_ring_doomed);
 			if (cmd)
 				hl_ring_post(cmd, -ECANCELED);
 			hl_file_put(doomed[i]);
@@ -271,100 +305,201 @@ void hl_ring_exit(void)
 
 static enum hrtimer_restart hl_ring_timer_fn(struct hrtimer *timer)
 {
-	struct hl_file *f = container_of(timer, struct hl_file, ring.timer);
+	struct hl_ring *r = container_of(timer, struct hl_ring, timer);
 
 	/* The locker lock is a mutex: time out in process context. */
-	queue_work(system_wq, &f->ring.expire);
+	queue_work(system_wq, &r->expire);
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * The ring's lock in flight timed out: end it, unless it ended since the
+ * timer fired.  A grant that raced with the timeout wins.
+ */
 static void hl_ring_expire_fn(struct work_struct *work)
 {
-	struct hl_file *f = container_of(work, struct hl_file, ring.expire);
-	struct io_uring_cmd *cmd;
-	int res;
+	struct hl_ring *r = container_of(work, struct hl_ring, expire);
+	struct hl_file *f = r->f;
+	struct hl_ended e = { };
+	struct hl_grants g;
+	int res = 0;
 
-	/* Nothing, if its lock ended since the timer fired. */
-	cmd = hl_do_ring_expire(f, &res);
-	if (cmd)
-		hl_ring_post(cmd, res);
-}
-
-/**
- * hl_ring_init() - Set up a new locker's io_uring state.
- * @f: The locker.
- */
-void hl_ring_init(struct hl_file *f)
-{
-	hrtimer_init(&f->ring.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	f->ring.timer.function = hl_ring_timer_fn;
-	INIT_WORK(&f->ring.expire, hl_ring_expire_fn);
-	INIT_LIST_HEAD(&f->ring.watch);
-}
-
-/**
- * hl_ring_arm() - A lock through io_uring waits: put its command in the
- *	slot, time it, watch it.
- * @f: The locker, its slot holding the lock's operation.
- * @cmd: The command.
- * @timeout_ns: Its timeout, positive, or negative for none.
- * @issue_flags: IO_URING_F_* of the command's issue, going on.
- *
- * The one place a command enters the slot, as hl_ring_disarm() is the
- * one where it leaves: on 6.1 a command in the slot is always on the
- * watchdog's list, so none can be missed at its ring's teardown.
- *
- * Context: f->lock held.
- */
-void hl_ring_arm(struct hl_file *f, struct io_uring_cmd *cmd, s64 timeout_ns,
-		 unsigned int issue_flags)
-{
-	lockdep_assert_held(&f->lock);
-	WARN_ON_ONCE(f->ring.cmd);
-	f->ring.cmd = cmd;
-	hl_ring_mark(cmd, issue_flags);
-	f->ring.deadline = KTIME_MAX;
-	if (timeout_ns > 0) {
-		f->ring.deadline = ktime_add_ns(ktime_get(), timeout_ns);
-		hrtimer_start(&f->ring.timer, f->ring.deadline,
-			      HRTIMER_MODE_ABS);
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	if (f->end == &hl_ring_end &&
+	    ktime_compare(ktime_get(), r->deadline) >= 0) {
+		res = hl_lock_expire(f, &g);
+		hl_end_take(f, &g, &e);
 	}
-	hl_watch_add(f);
+	hl_file_unlock(f);
+	hl_grants_run(&g);
+	hl_end_post(f, &e, res);
 }
 
-/**
- * hl_ring_disarm() - A lock through io_uring ended: take its command out
- *	of the slot.
- * @f: The locker, its command set.
- *
- * A timer already firing queues its work item, which finds nothing to
- * do; hl_ring_release() waits for both.
- *
- * Context: f->lock held.
- * Return: the command, which the caller completes.
+/*
+ * The io_uring state of @f, made by its first lock through io_uring that
+ * may wait: most lockers never need it.  Return: it, or NULL (-ENOMEM).
  */
-struct io_uring_cmd *hl_ring_disarm(struct hl_file *f)
+static struct hl_ring *hl_ring_get(struct hl_file *f)
 {
-	struct io_uring_cmd *cmd = f->ring.cmd;
+	struct hl_ring *r = READ_ONCE(f->ring);
+
+	if (likely(r))
+		return r;
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return NULL;
+	r->f = f;
+	hrtimer_init(&r->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	r->timer.function = hl_ring_timer_fn;
+	INIT_WORK(&r->expire, hl_ring_expire_fn);
+	INIT_LIST_HEAD(&r->watch);
+	/* Two submitters at once: the first one's stays. */
+	if (cmpxchg(&f->ring, NULL, r)) {
+		kfree(r);
+		r = READ_ONCE(f->ring);
+	}
+	return r;
+}
+
+/*
+ * hl_ring_arm() - A lock through io_uring waits: put its command in the
+ * slot, time it, watch it.  @timeout_ns is positive, or negative for
+ * none; @issue_flags are those of the command's issue, going on.
+ *
+ * The one place a command enters the slot, as hl_ring_take() is the one
+ * where it leaves: on 6.1 a command in the slot is always on the
+ * watchdog's list, so none can be missed at its ring's teardown.
+ * Context: f->lock held, the lock armed (hl_lock_armed()).
+ */
+static void hl_ring_arm(struct hl_ring *r, struct io_uring_cmd *cmd,
+			s64 timeout_ns, unsigned int issue_flags)
+{
+	lockdep_assert_held(&r->f->lock);
+	WARN_ON_ONCE(r->cmd);
+	r->cmd = cmd;
+	hl_ring_mark(cmd, issue_flags);
+	r->deadline = KTIME_MAX;
+	if (timeout_ns > 0) {
+		r->deadline = ktime_add_ns(ktime_get(), timeout_ns);
+		hrtimer_start(&r->timer, r->deadline, HRTIMER_MODE_ABS);
+	}
+	hl_watch_add(r);
+}
+
+/*
+ * The ring's lock ended (hl_end_take()): take its command out of the
+ * slot.  A timer already firing queues its work item, which finds nothing
+ * to do; hl_ring_release() waits for both.  Context: f->lock held.
+ */
+static void hl_ring_take(struct hl_file *f, struct hl_ended *e)
+{
+	struct hl_ring *r = f->ring;
 
 	lockdep_assert_held(&f->lock);
-	if (f->ring.deadline != KTIME_MAX)
-		hrtimer_try_to_cancel(&f->ring.timer);
-	hl_watch_del(f);
-	f->ring.cmd = NULL;
-	return cmd;
+	if (r->deadline != KTIME_MAX)
+		hrtimer_try_to_cancel(&r->timer);
+	hl_watch_del(r);
+	e->cmd = r->cmd;
+	r->cmd = NULL;
+}
+
+/* Complete the command hl_ring_take() took.  No hlock lock held. */
+static void hl_ring_end_post(struct hl_file *f, const struct hl_ended *e,
+			     int res)
+{
+	hl_ring_post(e->cmd, res);
+}
+
+/* How a lock through io_uring ends, in its locker (hl_file.end). */
+static const struct hl_end_ops hl_ring_end = {
+	.take = hl_ring_take,
+	.post = hl_ring_end_post,
+};
+
+/*
+ * Withdraw the ring's lock in flight: @cmd, or with @cmd NULL whichever
+ * is in flight if @doomed says so.  Out of line: inlined, its frame would
+ * make every command's issue dearer.  Context: process context, no hlock
+ * lock held.  Return: the command withdrawn, which the caller completes
+ * with -ECANCELED, or NULL.
+ */
+static noinline struct io_uring_cmd *hl_ring_cancel(struct hl_file *f,
+					   struct io_uring_cmd *cmd,
+					   bool (*doomed)(struct io_uring_cmd *))
+{
+	struct hl_ended e = { };
+	struct io_uring_cmd *c;
+	struct hl_grants g;
+
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	c = f->end == &hl_ring_end ? f->ring->cmd : NULL;
+	if (c && (cmd ? c == cmd : doomed(c))) {
+		hl_lock_withdraw(f, HLOCK_CANCEL_RING, &g);
+		hl_end_take(f, &g, &e);
+	} else {
+		c = NULL;
+	}
+	hl_file_unlock(f);
+	hl_grants_run(&g);
+	return c;
 }
 
 /**
- * hl_ring_release() - A locker closes: its timer and work item stop.
- * @f: The locker, no lock in flight (that would keep it open).
+ * hl_ring_release() - A locker's file closes: its io_uring state goes.
+ * @f: The locker, no lock in flight through io_uring (that would keep
+ *	its file open).
+ *
+ * Its timer and work item stop first.
  *
  * Context: process context, no hlock lock held.
  */
 void hl_ring_release(struct hl_file *f)
 {
-	hrtimer_cancel(&f->ring.timer);
-	cancel_work_sync(&f->ring.expire);
+	struct hl_ring *r = f->ring;
+
+	if (!r)
+		return;
+	WARN_ON_ONCE(r->cmd);
+	hrtimer_cancel(&r->timer);
+	cancel_work_sync(&r->expire);
+	f->ring = NULL;
+	kfree(r);
+}
+
+/*
+ * A lock through io_uring: one that must wait stays in the slot with
+ * @cmd, and whoever ends it later takes @cmd out under the locker lock.
+ * Return: -EIOCBQUEUED when it waits, else its result, as
+ * HLOCK_IOC_LOCK's.
+ */
+static int hl_ring_lock(struct hl_file *f, struct io_uring_cmd *cmd,
+			unsigned int issue_flags, const char *buf,
+			unsigned int len, unsigned int mode,
+			unsigned int flags, s64 timeout_ns)
+{
+	struct hl_ring *r = NULL;
+	struct hl_grants g;
+	int ret;
+
+	/* A try never waits: no state for it. */
+	if (timeout_ns) {
+		r = hl_ring_get(f);
+		if (!r)
+			return -ENOMEM;
+	}
+	hl_grants_init(&g);
+	mutex_lock(&f->lock);
+	ret = hl_lock_armed(f, &hl_ring_end, buf, len, mode, flags,
+			    timeout_ns, &g);
+	if (ret == -EINPROGRESS) {
+		hl_ring_arm(r, cmd, timeout_ns, issue_flags);
+		ret = -EIOCBQUEUED;
+	}
+	hl_file_unlock(f);
+	hl_grants_run(&g);
+	return ret;
 }
 
 /*
@@ -422,8 +557,8 @@ static int hl_ring_do(struct hl_file *f, struct io_uring_cmd *cmd,
 		      s64 timeout_ns)
 {
 	if (cmd->cmd_op == HLOCK_IOC_LOCK)
-		return hl_do_ring_lock(f, cmd, issue_flags, buf, len, mode,
-				       flags, timeout_ns);
+		return hl_ring_lock(f, cmd, issue_flags, buf, len, mode,
+				    flags, timeout_ns);
 	return hl_do_path(f, cmd->cmd_op, buf, len, mode);
 }
 
@@ -513,7 +648,7 @@ int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		 * a DEFER_TASKRUN ring's CQE would be posted by io_uring's
 		 * exit worker, not its submitter, which io_uring forbids.
 		 */
-		if (hl_do_ring_cancel(f, cmd, NULL))
+		if (hl_ring_cancel(f, cmd, NULL))
 			hl_ring_post(cmd, -ECANCELED);
 		return 0;
 	}

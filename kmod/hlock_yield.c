@@ -228,7 +228,7 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	if (ret)
 		goto out_unlock;
 	/* Async, ring or another thread's lock in flight, or its yield. */
-	if (f->lk.op.state != HL_OP_IDLE || f->yield.on) {
+	if (f->lk.op.state != HL_OP_IDLE || f->yielder) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
@@ -238,8 +238,7 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	ret = hl_yield_save(f, &y);
 	if (ret)
 		goto out_unlock;
-	f->yield.task = current;
-	f->yield.on = true;
+	f->yielder = current;
 	hl_stat_add(f, yields, 1);
 	if (trace_hlock_yield_enabled())
 		trace_hlock_yield(hl_file_pid_ns(f, &init_pid_ns), y.nr,
@@ -257,8 +256,7 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	/* Failed: the locker holds nothing, as after a close. */
 	if (ret)
 		hl_file_release_all(f, &g);
-	f->yield.on = false;
-	f->yield.task = NULL;
+	f->yielder = NULL;
 out_unlock:
 	hl_file_unlock(f);
 	hl_grants_run(&g);

@@ -9,22 +9,6 @@
 #include <linux/types.h>
 
 struct hl_file;
-struct task_struct;
-
-/**
- * struct hl_yield_state - A locker's yield.
- * @on: A yield is between its release and the end of its re-acquisition:
- *	lock calls of tasks other than @task (io_uring's included), unlock,
- *	downgrade and yield fail with EBUSY meanwhile.  Every lock call
- *	reads it.
- * @task: The task that yields, read only while @on is set.
- *
- * Under the locker lock.
- */
-struct hl_yield_state {
-	bool on;
-	struct task_struct *task;
-};
 
 int hl_do_yield(struct hl_file *f, s64 timeout_ns);
 
