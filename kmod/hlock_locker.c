@@ -77,7 +77,6 @@
 
 #include "hlock_internal.h"
 #include "hlock_clk.h"
-#include "hlock_cluster.h"
 #include "hlock_lease.h"
 #include "hlock_locker.h"
 #include "hlock_ns.h"
@@ -616,7 +615,7 @@ static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
 	if (flags & (HLOCK_F_FRONT | HLOCK_F_COMPAT_FIRST) && !f->may_jump)
 		return -EPERM;
 	/* Its node lost the cluster: not even a recursion is granted. */
-	if (unlikely(f->ns->cl) && hl_cluster_lost(f->ns->cl))
+	if (hl_ns_lost(f->ns))
 		return -ENOLINK;
 	p = hl_file_path(f, buf, len, &tmp);
 	if (IS_ERR(p))

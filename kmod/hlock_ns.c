@@ -387,18 +387,6 @@ out:
 }
 
 /**
- * hl_ns_lost() - Whether this node lost the cluster of a lock space.
- * @ns: The lock space.
- *
- * Return: false for a space bound to no DLM lockspace; else true once the
- * node lost its cluster, and for good.
- */
-bool hl_ns_lost(const struct hl_ns *ns)
-{
-	return ns->cl && hl_cluster_lost(ns->cl);
-}
-
-/**
  * hl_ns_is_init() - Whether an IPC namespace is the initial one.
  * @ipc: The namespace.
  *

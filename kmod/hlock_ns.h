@@ -9,6 +9,8 @@
 #include <linux/types.h>
 
 #include "../uapi/linux/hlock.h"
+#include "hlock_cluster.h"
+#include "hlock_internal.h"
 
 struct hl_ns;
 struct ipc_namespace;
@@ -22,11 +24,24 @@ struct hl_ns *hl_ns_next(unsigned long *index);
 unsigned long hl_ns_count(void);
 int hl_ns_rebind(const char *name);
 bool hl_ns_is_init(const struct ipc_namespace *ipc);
-bool hl_ns_lost(const struct hl_ns *ns);
 void hl_ipc_put(struct ipc_namespace *ipc);
 struct ipc_namespace *hl_ipc_get_pid(pid_t nr);
 int hl_ns_bind(struct ipc_namespace *ipc, const char *name);
 void hl_ns_bound(struct ipc_namespace *ipc,
 		 char name[HLOCK_CLUSTER_NAME_MAX + 1]);
+
+/**
+ * hl_ns_lost() - Whether this node lost the cluster of a lock space.
+ * @ns: The lock space.
+ *
+ * Inline: every lock call asks.
+ *
+ * Return: false for a space bound to no DLM lockspace; else true once the
+ * node lost its cluster, and for good.
+ */
+static inline bool hl_ns_lost(const struct hl_ns *ns)
+{
+	return unlikely(ns->cl) && hl_cluster_lost(ns->cl);
+}
 
 #endif /* _HLOCK_NS_H */
