@@ -29,7 +29,7 @@ n=0
 failed=0
 
 echo "TAP version 13"
-echo "1..27"
+echo "1..28"
 if [ "${1:-}" = nocache ]; then
 	echo 0 >/sys/module/hlock/parameters/cluster_cache || exit 1
 	echo "# cluster_cache=0"
@@ -708,6 +708,36 @@ case $node in
 esac
 [ "$t" = ok ] && ok "async and io_uring locks complete when another node releases" ||
 	not_ok "async and io_uring locks complete when another node releases: $t"
+
+# 18b. A ring lock that waits for another node ends without its grant by
+# its timeout, by an unlock of its path, and by its locker's close and
+# its ring's teardown (hlock_cluster_events -e), each leaving nothing
+# queued here or with the DLM: once node 1 releases, node 2 takes X at
+# once.
+t=ok
+case $node in
+1)
+	hlock re -c "vm-cluster-barrier re-held && vm-cluster-barrier re-ended" ||
+		t="node 1's X failed"
+	bar re-done
+	;;
+2)
+	bar re-held
+	hlock_cluster_events -e re 10 >/tmp/ends 2>/tmp/ends.err ||
+		t="$(head -n 1 /tmp/ends.err)"
+	bar re-ended
+	[ "$t" != ok ] || hlock -w 10 re true ||
+		t="no X once node 1 released"
+	bar re-done
+	;;
+*)
+	bar re-held
+	bar re-ended
+	bar re-done
+	;;
+esac
+[ "$t" = ok ] && ok "a ring lock that waits for another node ends by timeout, unlock and teardown" ||
+	not_ok "a ring lock that waits for another node ends by timeout, unlock and teardown: $t"
 
 # 19. A reclaim pass unlocks a resource whose blocking AST came in before
 # its work took it in: node 1 caches X on bx, node 2 asks for it, and
