@@ -74,6 +74,8 @@
  *	whose io_uring cannot cancel a driver's command (before 6.7).
  * @doomed_since: There, under its mutex: jiffies when the watchdog first
  *	saw @cmd's submitter or ring going away, 0 if it did not.
+ * @armed: There, the commands watched so far, under both locks: which
+ *	one the watchdog judged, when it comes to withdraw it.
  */
 struct hl_ring {
 	struct hl_file *f;
@@ -83,12 +85,14 @@ struct hl_ring {
 	struct work_struct expire;
 	struct list_head watch;
 	unsigned long doomed_since;
+	unsigned long armed;
 };
 
 static const struct hl_end_ops hl_ring_end;
 static struct io_uring_cmd *hl_ring_cancel(struct hl_file *f,
 					   struct io_uring_cmd *cmd,
-					   bool (*doomed)(struct io_uring_cmd *c));
+					   bool (*doomed)(struct io_uring_cmd *c),
+					   unsigned long armed);
 
 /* Paths up to this long are read onto the stack. */
 #define HL_RING_SHORT_PATH	128
@@ -212,6 +216,7 @@ static void hl_watch_add(struct hl_ring *r)
 	if (list_empty(&hl_watch_list))
 		schedule_delayed_work(&hl_watch_work, HL_WATCH_PERIOD);
 	r->doomed_since = 0;
+	r->armed++;
 	/* Added twice, it would cut others off the list. */
 	if (!WARN_ON_ONCE(!list_empty(&r->watch)))
 		list_add_tail(&r->watch, &hl_watch_list);
@@ -259,6 +264,7 @@ static bool hl_watch_doomed(struct hl_ring *r)
 static void hl_watch_fn(struct work_struct *work)
 {
 	struct hl_file *doomed[HL_WATCH_BATCH];
+	unsigned long armed[HL_WATCH_BATCH];
 	struct io_uring_cmd *cmd;
 	unsigned int n, i;
 	struct hl_ring *r;
@@ -271,6 +277,7 @@ static void hl_watch_fn(struct work_struct *work)
 			if (hl_watch_doomed(r)) {
 				/* Its file is open while its lock is in flight. */
 				refcount_inc(&r->f->ref);
+				armed[n] = r->armed;
 				doomed[n++] = r->f;
 				if (n == HL_WATCH_BATCH)
 					break;
@@ -280,8 +287,12 @@ static void hl_watch_fn(struct work_struct *work)
 		more = !list_empty(&hl_watch_list);
 		mutex_unlock(&hl_watch_lock);
 		for (i = 0; i < n; i++) {
-			/* Looked at again under its lock: it may have ended. */
-			cmd = hl_ring_cancel(doomed[i], NULL, hl_ring_doomed);
+			/*
+			 * Looked at again under its lock: it may have ended,
+			 * and another command come, doomed for no period yet.
+			 */
+			cmd = hl_ring_cancel(doomed[i], NULL, hl_ring_doomed,
+					     armed[i]);
 			if (cmd)
 				hl_ring_post(cmd, -ECANCELED);
 			hl_file_put(doomed[i]);
@@ -418,15 +429,16 @@ static const struct hl_end_ops hl_ring_end = {
 };
 
 /*
- * Withdraw the ring's lock in flight: @cmd, or with @cmd NULL whichever
- * is in flight if @doomed says so.  Out of line: inlined, its frame would
- * make every command's issue dearer.  Context: process context, no hlock
- * lock held.  Return: the command withdrawn, which the caller completes
- * with -ECANCELED, or NULL.
+ * Withdraw the ring's lock in flight: @cmd, or with @cmd NULL the one in
+ * flight if it is the @armed'th watched and @doomed says so.  Out of
+ * line: inlined, its frame would make every command's issue dearer.
+ * Context: process context, no hlock lock held.  Return: the command
+ * withdrawn, which the caller completes with -ECANCELED, or NULL.
  */
 static noinline struct io_uring_cmd *hl_ring_cancel(struct hl_file *f,
 					   struct io_uring_cmd *cmd,
-					   bool (*doomed)(struct io_uring_cmd *))
+					   bool (*doomed)(struct io_uring_cmd *),
+					   unsigned long armed)
 {
 	struct hl_ended e = { };
 	struct io_uring_cmd *c;
@@ -435,7 +447,7 @@ static noinline struct io_uring_cmd *hl_ring_cancel(struct hl_file *f,
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
 	c = f->end == &hl_ring_end ? f->ring->cmd : NULL;
-	if (c && (cmd ? c == cmd : doomed(c))) {
+	if (c && (cmd ? c == cmd : f->ring->armed == armed && doomed(c))) {
 		hl_lock_withdraw(f, HLOCK_CANCEL_RING, &g);
 		hl_end_take(f, &g, &e);
 	} else {
@@ -648,7 +660,7 @@ int hl_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		 * a DEFER_TASKRUN ring's CQE would be posted by io_uring's
 		 * exit worker, not its submitter, which io_uring forbids.
 		 */
-		if (hl_ring_cancel(f, cmd, NULL))
+		if (hl_ring_cancel(f, cmd, NULL, 0))
 			hl_ring_post(cmd, -ECANCELED);
 		return 0;
 	}
