@@ -72,7 +72,6 @@
 #include <linux/xarray.h>
 
 #include "hlock_core.h"
-#include "include/hlock_kernel.h"
 /* The per-locker state of the features, embedded in struct hl_file. */
 #include "hlock_lease.h"
 #include "hlock_lvb.h"
@@ -177,17 +176,12 @@ struct io_uring_cmd;
  * struct hl_ended - A call no thread waited for, taken out of its locker
  *	(hl_end_take()) for hl_end_post().
  * @ops: Whoever armed it; NULL when nobody did.
- * @cmd: Its io_uring command.
- * @done: A kernel locker's completion.
- * @data: Its pointer.
+ * @cmd: Its io_uring command, if io_uring armed it (a kernel locker's
+ *	completion stays in the locker until called).
  */
 struct hl_ended {
 	const struct hl_end_ops *ops;
-	union {
-		struct io_uring_cmd *cmd;
-		hlock_done_fn done;
-	};
-	void *data;
+	struct io_uring_cmd *cmd;
 };
 
 /**

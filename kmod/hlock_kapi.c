@@ -7,9 +7,11 @@
  * ioctls, with the path a kernel string.  Two things only kernel lockers
  * have: a blocking call may sleep killable or uninterruptible (its own
  * way, passed down to hl_lock_call(): threads may share a locker), and an
- * asynchronous call ends by calling back (hl_kapi.done), from whichever
- * thread grants or withdraws it (hl_kapi_end), as a lock through io_uring
- * ends by posting its completion.
+ * asynchronous call ends by calling back (hl_kapi.done), from a workqueue
+ * of its own (hl_kapi_end), as a lock through io_uring ends by posting its
+ * completion through task work, and the DLM calls its ASTs from a worker:
+ * a callback that calls the API again never nests in the call that ended
+ * it.
  */
 
 #include <linux/export.h>
@@ -19,6 +21,7 @@
 #include <linux/sched/task.h>
 #include <linux/string.h>
 #include <linux/wait_bit.h>
+#include <linux/workqueue.h>
 
 #include "hlock_internal.h"
 #include "hlock_kapi.h"
@@ -36,32 +39,79 @@ static struct hlock_locker *hl_klocker(struct hl_file *f)
 	return container_of(f, struct hlock_locker, f);
 }
 
+/* Where completions are called (hl_kapi.post). */
+static struct workqueue_struct *hl_kapi_wq;
+
 /*
- * The asynchronous call in flight ended: take its completion out.
- * Destroying the locker waits until it was called.  Context: f->lock
- * held.
+ * The asynchronous call in flight ended: its completion is due.  It stays
+ * in hl_kapi.done, so that no other asynchronous call is made, until its
+ * worker calls it.  Destroying the locker waits until it was called.
+ * Context: f->lock held.
  */
 static void hl_kapi_take(struct hl_file *f, struct hl_ended *e)
 {
 	struct hl_kapi *k = &hl_klocker(f)->kapi;
 
 	lockdep_assert_held(&f->lock);
-	e->done = k->done;
-	e->data = k->data;
-	k->done = NULL;
-	k->data = NULL;
 	atomic_inc(&k->calls);
 }
 
-/* Call the completion hl_kapi_take() took.  No hlock lock held. */
+/* Hand the completion hl_kapi_take() took to its worker.  No lock held. */
 static void hl_kapi_post(struct hl_file *f, const struct hl_ended *e,
 			 int res)
 {
-	struct hlock_locker *lk = hl_klocker(f);
+	struct hl_kapi *k = &hl_klocker(f)->kapi;
 
-	e->done(lk, res, e->data);
+	k->res = res;
+	queue_work(hl_kapi_wq, &k->post);
+}
+
+/*
+ * Call a completion.  hl_kapi.done is cleared first, under the locker
+ * lock, so that the completion may make another asynchronous call; the
+ * locker is not touched after the count of completions due went to 0,
+ * when hlock_locker_destroy() may free it.
+ */
+static void hl_kapi_post_fn(struct work_struct *work)
+{
+	struct hlock_locker *lk = container_of(work, struct hlock_locker,
+					       kapi.post);
+	struct hl_file *f = hl_kfile(lk);
+	hlock_done_fn done;
+	void *data;
+	int res;
+
+	mutex_lock(&f->lock);
+	done = lk->kapi.done;
+	data = lk->kapi.data;
+	res = lk->kapi.res;
+	lk->kapi.done = NULL;
+	lk->kapi.data = NULL;
+	mutex_unlock(&f->lock);
+	done(lk, res, data);
 	if (atomic_dec_and_test(&lk->kapi.calls))
 		wake_up_var(&lk->kapi.calls);
+}
+
+/**
+ * hl_kapi_init() - Make the workqueue of kernel lockers' completions.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int hl_kapi_init(void)
+{
+	hl_kapi_wq = alloc_workqueue("hlock_kapi", WQ_UNBOUND, 0);
+	return hl_kapi_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * hl_kapi_exit() - The module goes: every kernel locker was destroyed, so
+ *	every completion was called; the workqueue goes once its workers
+ *	returned.
+ */
+void hl_kapi_exit(void)
+{
+	destroy_workqueue(hl_kapi_wq);
 }
 
 static const struct hl_end_ops hl_kapi_end = {
@@ -98,6 +148,7 @@ static int hl_kpath_len(const char *path)
  */
 struct hlock_locker *hlock_locker_create(struct ipc_namespace *ns)
 {
+	struct hlock_locker *lk;
 	struct hl_ns *space;
 	struct hl_file *f;
 
@@ -107,7 +158,9 @@ struct hlock_locker *hlock_locker_create(struct ipc_namespace *ns)
 	f = hl_file_new(space, sizeof(struct hlock_locker));
 	if (IS_ERR(f))
 		return ERR_CAST(f);
-	return container_of(f, struct hlock_locker, f);
+	lk = hl_klocker(f);
+	INIT_WORK(&lk->kapi.post, hl_kapi_post_fn);
+	return lk;
 }
 EXPORT_SYMBOL_GPL(hlock_locker_create);
 
@@ -210,7 +263,8 @@ EXPORT_SYMBOL_GPL(hlock_kernel_lock);
  * The call waits as long as it takes, unless withdrawn: by
  * hlock_kernel_unlock() of its path, by hlock_locker_destroy(), or refused
  * by the deadlock detector (-EDEADLK).  Until it ends, other calls on the
- * locker but hlock_kernel_held() and that unlock return -EBUSY.
+ * locker but hlock_kernel_held() and that unlock return -EBUSY; another
+ * asynchronous call does until @done was called.
  *
  * Context: process context, may sleep.
  * Return: 0 when granted at once (@done is not called), -EINPROGRESS when

@@ -24,6 +24,7 @@
 
 #include "hlock_internal.h"
 #include "hlock_cluster.h"
+#include "hlock_kapi.h"
 #include "hlock_lease.h"
 #include "hlock_locker.h"
 #include "hlock_lvb.h"
@@ -503,9 +504,12 @@ static int __init hl_init(void)
 	BUILD_BUG_ON(HLOCK_PATH_MAX > U16_MAX);
 	BUILD_BUG_ON(HLOCK_COMM_LEN != TASK_COMM_LEN);
 
-	ret = hl_space_init();
+	ret = hl_kapi_init();
 	if (ret)
 		return ret;
+	ret = hl_space_init();
+	if (ret)
+		goto err_kapi;
 	ret = hl_ns_init();
 	if (ret)
 		goto err_space;
@@ -524,6 +528,8 @@ err_ns:
 	hl_cluster_exit();
 err_space:
 	hl_space_exit();
+err_kapi:
+	hl_kapi_exit();
 	return ret;
 }
 
@@ -536,6 +542,7 @@ static void __exit hl_exit(void)
 	hl_ns_exit();
 	hl_space_exit();
 	hl_cluster_exit();
+	hl_kapi_exit();
 }
 
 module_init(hl_init);

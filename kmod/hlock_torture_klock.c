@@ -18,6 +18,16 @@
  *	signal				SIGUSR1 to the kthread, which a lock
  *					call that sleeps interruptibly ends
  *					with -EINTR, and others ignore
+ *	chain N PATH			in the writer: N kernel lockers of
+ *					their own (2 to 256) take X on PATH,
+ *					the first at once, the others queued
+ *					with hlock_kernel_lock_async(), whose
+ *					completions each unlock PATH, and so
+ *					grant the next; the first unlocks.
+ *					0 when every completion came, granted,
+ *					in the order queued, and none ran
+ *					inside another (-EIO otherwise, said
+ *					in the log; -ETIMEDOUT after 30 s)
  *
  * MODE is IS, IX, S, SIX or X; PATH "" is the root; no TIMEOUT_MS waits as
  * long as it takes, 0 only tries; SLEEP is "killable" or "uninterruptible"
@@ -32,6 +42,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/debugfs.h>
 #include <linux/err.h>
@@ -40,6 +51,7 @@
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
@@ -337,6 +349,140 @@ static int hlt_kl_unlock_cmd(char **s)
 	return ret < 0 ? ret : 0;
 }
 
+/* The chain command: its lockers, and what their completions saw. */
+#define HLT_KL_CHAIN_MAX	256
+#define HLT_KL_CHAIN_TASKS	16
+
+struct hlt_kl_chain {
+	const char *path;
+	struct hlock_locker *lk[HLT_KL_CHAIN_MAX];
+	unsigned int n;
+	/* Completions running, by task: one inside another is "nested". */
+	spinlock_t lock;
+	struct task_struct *running[HLT_KL_CHAIN_TASKS];
+	unsigned int next;	/* the locker whose completion is due next */
+	unsigned int nested, unordered, failed;
+	atomic_t left;
+	struct completion all;
+};
+
+/* Whether @c has a completion running in the current task: take a slot. */
+static bool hlt_kl_chain_enter(struct hlt_kl_chain *c, unsigned int i)
+{
+	bool nested = false;
+	int free = -1, j;
+
+	spin_lock(&c->lock);
+	for (j = 0; j < HLT_KL_CHAIN_TASKS; j++) {
+		if (c->running[j] == current)
+			nested = true;
+		else if (!c->running[j] && free < 0)
+			free = j;
+	}
+	if (free >= 0 && !nested)
+		c->running[free] = current;
+	c->nested += nested;
+	c->unordered += i != c->next;
+	c->next = i + 1;
+	spin_unlock(&c->lock);
+	return nested;
+}
+
+static void hlt_kl_chain_leave(struct hlt_kl_chain *c)
+{
+	int j;
+
+	spin_lock(&c->lock);
+	for (j = 0; j < HLT_KL_CHAIN_TASKS; j++)
+		if (c->running[j] == current)
+			c->running[j] = NULL;
+	spin_unlock(&c->lock);
+}
+
+/* A completion of the chain: granted, it lets the next locker in. */
+static void hlt_kl_chain_done(struct hlock_locker *lk, int res, void *data)
+{
+	struct hlt_kl_chain *c = data;
+	unsigned int i;
+	bool nested;
+
+	for (i = 1; i < c->n && c->lk[i] != lk; i++)
+		;
+	nested = hlt_kl_chain_enter(c, i);
+	if (res || hlock_kernel_unlock(lk, c->path)) {
+		spin_lock(&c->lock);
+		c->failed++;
+		spin_unlock(&c->lock);
+	}
+	if (!nested)
+		hlt_kl_chain_leave(c);
+	if (atomic_dec_and_test(&c->left))
+		complete(&c->all);
+}
+
+static int hlt_kl_chain_cmd(char **s)
+{
+	char *w = hlt_kl_word(s), *path;
+	struct hlt_kl_chain *c;
+	unsigned int n, i;
+	int ret = 0;
+
+	if (!w || kstrtouint(w, 10, &n) || n < 2 || n > HLT_KL_CHAIN_MAX)
+		return -EINVAL;
+	path = hlt_kl_path(hlt_kl_word(s));
+	if (IS_ERR(path))
+		return PTR_ERR(path);
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c || hlt_kl_word(s)) {
+		kfree(c);
+		kfree(path);
+		return c ? -EINVAL : -ENOMEM;
+	}
+	c->path = path;
+	spin_lock_init(&c->lock);
+	init_completion(&c->all);
+	c->next = 1;
+	for (c->n = 0; c->n < n; c->n++) {
+		c->lk[c->n] = hlock_locker_create(NULL);
+		if (IS_ERR(c->lk[c->n])) {
+			ret = PTR_ERR(c->lk[c->n]);
+			goto out;
+		}
+	}
+	ret = hlock_kernel_lock(c->lk[0], path, HLOCK_X, 0, 0);
+	if (ret)
+		goto out;
+	atomic_set(&c->left, n - 1);
+	for (i = 1; i < n; i++) {
+		ret = hlock_kernel_lock_async(c->lk[i], path, HLOCK_X, 0,
+					      hlt_kl_chain_done, c);
+		if (ret != -EINPROGRESS) {
+			pr_err("chain: locker %u's X on %s: %d\n", i, path, ret);
+			ret = ret ?: -EIO;
+			goto out;
+		}
+	}
+	ret = hlock_kernel_unlock(c->lk[0], path);
+	if (ret)
+		goto out;
+	if (!wait_for_completion_timeout(&c->all, 30 * HZ)) {
+		ret = -ETIMEDOUT;
+		goto out;
+	}
+	if (c->nested || c->unordered || c->failed) {
+		pr_err("chain of %u on %s: %u completions nested, %u out of order, %u not granted\n",
+		       n, path, c->nested, c->unordered, c->failed);
+		ret = -EIO;
+	}
+out:
+	/* Each waits for its completions, which use @c. */
+	while (c->n--)
+		hlock_locker_destroy(c->lk[c->n]);
+	kfree(c);
+	kfree(path);
+	return ret;
+}
+
 static ssize_t hlt_kl_write(struct file *file, const char __user *ubuf,
 			    size_t len, loff_t *ppos)
 {
@@ -358,6 +504,8 @@ static ssize_t hlt_kl_write(struct file *file, const char __user *ubuf,
 		ret = hlt_kl_try_cmd(&s);
 	else if (w && !strcmp(w, "signal") && !hlt_kl_word(&s))
 		ret = send_sig(SIGUSR1, hlt_kl.task, 1);
+	else if (w && !strcmp(w, "chain"))
+		ret = hlt_kl_chain_cmd(&s);
 	else
 		ret = -EINVAL;
 	kfree(buf);

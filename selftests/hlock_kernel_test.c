@@ -395,4 +395,19 @@ TEST_F_TIMEOUT(kl, bad_commands, TEST_TMO)
 	ASSERT_TRUE(kl_shows("idle"));
 }
 
+/*
+ * 200 kernel lockers queue X on one path, each completion unlocking it
+ * and so granting the next: the completions come one after the other, in
+ * the order queued, and none runs inside another (inside the unlock that
+ * granted it), so the chain's length costs no stack.
+ */
+TEST_F_TIMEOUT(kl, completions_nest_in_nothing, TEST_TMO)
+{
+	ASSERT_EQ(0, kl("chain 200 hkt7/a"));
+	EXPECT_EQ(-EINVAL, kl("chain 1 hkt7/a"));
+	EXPECT_EQ(-EINVAL, kl("chain 257 hkt7/a"));
+	EXPECT_EQ(-EINVAL, kl("chain 2"));
+	ASSERT_EQ(0, hlock_lock(self->fd, "hkt7/a", X, 0, 0));
+}
+
 TEST_HARNESS_MAIN

@@ -48,9 +48,10 @@ struct hlock_locker;
  * @data: The caller's pointer.
  *
  * Called exactly once per queued call, in process context, with no hlock
- * lock held: by whichever thread granted or withdrew the call.  It may
- * call the API on any locker, its own included, but must not sleep for
- * long: other grants wait behind it.
+ * lock held, from hlock's workqueue "hlock_kapi" (as the DLM calls its
+ * ASTs), never inside the hlock call that granted or withdrew it.  It may
+ * call the API on any locker, its own included (another asynchronous call
+ * too), but should not sleep for long: other completions wait behind it.
  */
 typedef void (*hlock_done_fn)(struct hlock_locker *lk, int res, void *data);
 
