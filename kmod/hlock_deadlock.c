@@ -593,9 +593,7 @@ int hl_deadlock_check(struct hl_locker *lk, struct hl_grants *g)
 	smp_mb();
 	if (atomic_read(&lk->graph->waiting) < 2)
 		return 0;
-	/* Killed meanwhile: the task is going, and its locker with it. */
-	if (hl_graph_lock(lk->graph))
-		return 0;
+	hl_graph_lock(lk->graph);
 	/* The graph's own nodes, while one search runs: the lock's. */
 	s.nodes = lk->graph->nodes;
 	do {

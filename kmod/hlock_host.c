@@ -431,14 +431,16 @@ bool hl_deadlock_detect(void)
  * hl_graph_lock() - Serialize the deadlock searches of a lock space.
  * @gr: The space's graph.
  *
- * A search may be long: the others wait killably.
+ * Not killable: the search may be for another locker than the caller's,
+ * whose grant the caller's call continues (hl_grants_continue()), and a
+ * fatal signal of the caller must not skip it.  A search is bounded, and
+ * reschedules as it goes (hl_resched()).
  *
  * Context: process context, a locker lock held; may sleep.
- * Return: 0, or -EINTR when a fatal signal came first (nothing taken).
  */
-int hl_graph_lock(struct hl_graph *gr)
+void hl_graph_lock(struct hl_graph *gr)
 {
-	return mutex_lock_killable(&gr->lock);
+	mutex_lock(&gr->lock);
 }
 
 /**

@@ -303,15 +303,15 @@ void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
 /*
  * The deadlock search (hlock_deadlock.c).  Whether it is on; the lock that
  * serializes searches in one space (may sleep; taken under the locker
- * lock, never under a head lock; 0, or -EINTR when the task was killed
- * while it waited for it, and then not taken); references that keep a locker the
+ * lock, never under a head lock; not killable: the search may be another
+ * locker's, run by whichever task granted it); references that keep a locker the
  * search met (hl_locker_get() under the head lock of a resource where the
  * locker has a request; hl_locker_put() with no head lock held); memory
  * for its lists (may sleep); and a chance for others to run between its
  * steps.
  */
 bool hl_deadlock_detect(void);
-int hl_graph_lock(struct hl_graph *gr);
+void hl_graph_lock(struct hl_graph *gr);
 void hl_graph_unlock(struct hl_graph *gr);
 void hl_locker_get(struct hl_locker *lk);
 void hl_locker_put(struct hl_locker *lk);

@@ -20,7 +20,6 @@
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -239,7 +238,9 @@ struct hl_head *hl_space_lookup(struct hl_locker *lk, unsigned int level)
  * refuse for a moment: -EBUSY while a resize it needs is pending, -ENOMEM
  * when the bucket table it tried to allocate atomically was not there.  Its
  * worker finishes either in process context, so wait for it a few times
- * before calling the lock out of memory.
+ * before calling the lock out of memory: whatever signal the task has, as
+ * the level may be another locker's, whose grant the task's call
+ * continues.
  */
 static struct hl_res *hl_head_insert(struct hl_key *k, struct hl_res *r)
 {
@@ -252,8 +253,7 @@ static struct hl_res *hl_head_insert(struct hl_key *k, struct hl_res *r)
 						       &r->node, hl_res_params);
 		rcu_read_unlock();
 		if (!IS_ERR(old) || ++tries > HL_INSERT_RETRIES ||
-		    (PTR_ERR(old) != -EBUSY && PTR_ERR(old) != -ENOMEM) ||
-		    fatal_signal_pending(current))
+		    (PTR_ERR(old) != -EBUSY && PTR_ERR(old) != -ENOMEM))
 			return old;
 		msleep(HL_INSERT_WAIT_MS);
 	}

@@ -179,9 +179,8 @@ bool hl_deadlock_detect(void)
 	return false;
 }
 
-int hl_graph_lock(struct hl_graph *gr)
+void hl_graph_lock(struct hl_graph *gr)
 {
-	return 0;
 }
 
 void hl_graph_unlock(struct hl_graph *gr)

@@ -379,12 +379,11 @@ bool hl_deadlock_detect(void)
 	return detect;
 }
 
-int hl_graph_lock(struct hl_graph *gr)
+void hl_graph_lock(struct hl_graph *gr)
 {
 	CHECK(gr == &graph && !graph_locked && !head_locks && !rcu_depth,
 	      "graph lock");
 	graph_locked = 1;
-	return 0;
 }
 
 void hl_graph_unlock(struct hl_graph *gr)
