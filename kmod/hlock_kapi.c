@@ -39,7 +39,11 @@ static struct hlock_locker *hl_klocker(struct hl_file *f)
 	return container_of(f, struct hlock_locker, f);
 }
 
-/* Where completions are called (hl_kapi.post). */
+/*
+ * Where completions are called (hl_kapi.post): on the CPU that ended the
+ * call, at high priority, as the waiter it replaces would have been woken
+ * there.
+ */
 static struct workqueue_struct *hl_kapi_wq;
 
 /*
@@ -100,7 +104,7 @@ static void hl_kapi_post_fn(struct work_struct *work)
  */
 int hl_kapi_init(void)
 {
-	hl_kapi_wq = alloc_workqueue("hlock_kapi", WQ_UNBOUND, 0);
+	hl_kapi_wq = alloc_workqueue("hlock_kapi", WQ_HIGHPRI, 0);
 	return hl_kapi_wq ? 0 : -ENOMEM;
 }
 
