@@ -2221,6 +2221,29 @@ bool hl_req_blocks(struct hl_req *req)
 }
 
 /**
+ * hl_head_waited_but() - The modes others wait for on a resource.
+ * @h: The resource.
+ * @req: A request of a locker on @h, or NULL.
+ *
+ * hl_head_waited(), but for @req's own conversion when nothing else waits
+ * for its target: a locker's wait is no claim on its own grants.  O(1).
+ *
+ * Context: head lock held.
+ * Return: the modes, as bits.
+ */
+unsigned int hl_head_waited_but(const struct hl_head *h,
+				const struct hl_req *req)
+{
+	unsigned int mask = hl_head_waited(h);
+
+	hl_assert_head_locked(h);
+	if (req && req->state == HL_CONVERTING &&
+	    h->wq->wait_count[req->convert] == 1)
+		mask &= ~hl_mode_bit(req->convert);
+	return mask;
+}
+
+/**
  * hl_req_blocking() - Whether a grant blocks a waiter now.
  * @h: Its resource.
  * @req: A granted or converting request on @h.
@@ -2234,14 +2257,9 @@ bool hl_req_blocks(struct hl_req *req)
  */
 bool hl_req_blocking(const struct hl_head *h, const struct hl_req *req)
 {
-	unsigned int mask = hl_head_waited(h);
-
-	hl_assert_head_locked(h);
 	if (req->state == HL_WAITING)
 		return false;
-	if (req->state == HL_CONVERTING && h->wq->wait_count[req->convert] == 1)
-		mask &= ~hl_mode_bit(req->convert);
-	return hl_conflicts(req->mode, mask);
+	return hl_conflicts(req->mode, hl_head_waited_but(h, req));
 }
 
 /**

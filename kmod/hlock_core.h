@@ -624,6 +624,8 @@ void hl_locker_add_waitq(struct hl_locker *lk, struct hl_waitq *wq);
 bool hl_locker_release_some(struct hl_locker *lk, struct hl_grants *g,
 			    unsigned int budget);
 bool hl_req_blocks(struct hl_req *req);
+unsigned int hl_head_waited_but(const struct hl_head *h,
+				const struct hl_req *req);
 bool hl_req_blocking(const struct hl_head *h, const struct hl_req *req);
 int hl_blocking(struct hl_locker *lk, struct hl_head *h);
 void hl_locker_drop_spares(struct hl_locker *lk);

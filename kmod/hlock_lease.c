@@ -105,7 +105,9 @@ static bool hl_lease_file(struct hl_lease *l)
 	struct hl_res_leases *spare = NULL;
 	struct hl_head *h;
 
-	for (h = l->req->head; h; h = h->parent) {
+	const struct hl_req *own = l->req;
+
+	for (h = l->req->head; h; h = h->parent, own = own ? own->up : NULL) {
 		struct hl_res *r = hl_res_of(h);
 		unsigned int m;
 
@@ -124,8 +126,12 @@ static bool hl_lease_file(struct hl_lease *l)
 		}
 		m = hl_lease_mode(l, h->level);
 		hlist_add_head(&l->exp[h->level], &r->leases->list[m]);
-		/* Waiters here or on other nodes (hl_head_waited()). */
-		if (hl_conflicts(m, hl_head_waited(h))) {
+		/*
+		 * Waiters here or on other nodes (hl_head_waited()), but for
+		 * the locker's own conversion: its own wait claims nothing of
+		 * its lease, as in hl_lease_claim().
+		 */
+		if (hl_conflicts(m, hl_head_waited_but(h, own))) {
 			struct hl_req *w = hl_queue_first(h, 0);
 
 			hl_lease_doom(l, w && w->locker != l->req->locker ?
@@ -179,6 +185,16 @@ static void hl_lease_unfile(struct hl_lease *l)
 		return;
 	hl_lease_unfile_from(l, l->req->head);
 	l->expired = false;
+}
+
+/*
+ * When a lease of @len ns started at @now ends: beyond what a ktime_t
+ * counts (a lease_ns near S64_MAX), never, which is KTIME_MAX to the
+ * timer.  Unclamped, ns_to_ktime() would make that end a negative time.
+ */
+static u64 hl_lease_end(u64 now, u64 len)
+{
+	return min_t(u64, now + len, KTIME_MAX);
 }
 
 /*
@@ -418,7 +434,7 @@ void hl_lease_grant(struct hl_file *f)
 	f->leases.old_expires = l->expires;
 	hl_lease_unfile(l);
 	l->len = f->leases.want;
-	l->expires = hl_clock() + l->len;
+	l->expires = hl_lease_end(hl_clock(), l->len);
 	f->leases.want = 0;
 	hl_lease_arm_one(f, l);
 }
@@ -666,16 +682,20 @@ void hl_lease_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 int hl_do_renew(struct hl_file *f)
 {
 	struct hl_lease *l;
+	unsigned int i = 0;
 	int n = 0;
 	u64 now;
 
 	mutex_lock(&f->lock);
 	now = hl_clock();
 	list_for_each_entry(l, &f->leases.held, node) {
+		/* A locker may hold max_locks_per_locker leases. */
+		if (++i % HL_LEASE_BATCH == 0)
+			cond_resched();
 		hl_lease_unfile(l);
 		if (test_bit(0, &l->doomed))
 			continue;
-		l->expires = now + l->len;
+		l->expires = hl_lease_end(now, l->len);
 		n++;
 	}
 	hl_lease_arm(f, false);
