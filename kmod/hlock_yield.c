@@ -165,17 +165,18 @@ static void hl_yield_drop(struct hl_file *f, const char *buf,
 
 /*
  * Lock again what @y saved, under one deadline.  A lease given back may
- * expire while a later lock call waits, and be taken over: the locker then
- * lost part of what it yielded, and the restore fails with -ESTALE.
+ * expire while a later lock call waits, and be taken over, or one not yet
+ * released when the yield's release dropped the lock between batches: the
+ * locker then lost part of what it yielded (@taken: the takeovers counted
+ * before the release), and the restore fails with -ESTALE.
  * Context: f->lock held (dropped while a lock call waits).  Return: 0, or
  * the error of the lock call that failed, or -ESTALE; what was locked
  * before stays locked.
  */
 static int hl_yield_restore(struct hl_file *f, const struct hl_yield *y,
-			    s64 timeout_ns, ktime_t deadline,
-			    struct hl_grants *g)
+			    unsigned long taken, s64 timeout_ns,
+			    ktime_t deadline, struct hl_grants *g)
 {
-	unsigned long taken = f->leases.taken;
 	unsigned int i;
 	u32 n;
 	int ret;
@@ -218,6 +219,7 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 {
 	ktime_t deadline = hl_deadline(timeout_ns);
 	struct hl_yield y = { };
+	unsigned long taken;
 	struct hl_grants g;
 	int ret;
 
@@ -243,6 +245,11 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	if (trace_hlock_yield_enabled())
 		trace_hlock_yield(hl_file_pid_ns(f, &init_pid_ns), y.nr,
 				  timeout_ns);
+	/*
+	 * Counted before the release, which drops the lock between batches:
+	 * a lease taken over meanwhile is lost as one taken over later is.
+	 */
+	taken = f->leases.taken;
 	hl_file_release_all(f, &g);
 	/*
 	 * The waiters the release granted move on before anything is asked
@@ -252,7 +259,7 @@ int hl_do_yield(struct hl_file *f, s64 timeout_ns)
 	hl_file_unlock(f);
 	hl_grants_run(&g);
 	mutex_lock(&f->lock);
-	ret = hl_yield_restore(f, &y, timeout_ns, deadline, &g);
+	ret = hl_yield_restore(f, &y, taken, timeout_ns, deadline, &g);
 	/* Failed: the locker holds nothing, as after a close. */
 	if (ret)
 		hl_file_release_all(f, &g);
