@@ -803,8 +803,13 @@ static int hl_cluster_name_ok(const char *name, size_t len)
 
 	if (len > DLM_LOCKSPACE_LEN)
 		return -ENAMETOOLONG;
+	/*
+	 * ASCII only (isalnum() takes Latin-1 letters too), and never a NUL,
+	 * which strchr() would find at the end of its string.
+	 */
 	for (i = 0; i < len; i++)
-		if (!isalnum(name[i]) && !strchr("_-.", name[i]))
+		if (!isascii(name[i]) || !name[i] ||
+		    (!isalnum(name[i]) && !strchr("_-.", name[i])))
 			return -EINVAL;
 	return 0;
 }

@@ -2705,6 +2705,7 @@ TEST_F_TIMEOUT(fifo, fifo_cancelled_conversion_drops_compat_first, TEST_TMO)
  */
 TEST(cluster_param_errors)
 {
+	struct hlock_cluster_args args;
 	char name[80], buf[80];
 	int fd, ret;
 
@@ -2725,6 +2726,17 @@ TEST(cluster_param_errors)
 	memset(name, 'n', sizeof(name) - 1);
 	name[sizeof(name) - 1] = 0;
 	ASSERT_EQ(-ENAMETOOLONG, write_file_str(SYSFS_CLUSTER, name, 0));
+	/* ASCII letters only: not a Latin-1 one, which isalnum() takes. */
+	ASSERT_EQ(-EINVAL, write_file_str(SYSFS_CLUSTER, "caf\xe9", 0));
+	/* Nor a NUL in the ioctl's counted name. */
+	fd = hlock_open();
+	ASSERT_GE(fd, 0);
+	memset(&args, 0, sizeof(args));
+	args.name = (uintptr_t)"ab\0c";
+	args.name_len = 4;
+	args.flags = HLOCK_CLUSTER_F_SET;
+	ASSERT_EQ(-EINVAL, raw_ioctl(fd, HLOCK_IOC_CLUSTER, &args));
+	close(fd);
 	ASSERT_EQ(0, read_file_str(SYSFS_CLUSTER, buf, sizeof(buf)));
 	ASSERT_STREQ("", buf);
 	/* Clearing it when clear is no change, and nothing fails. */
