@@ -175,9 +175,10 @@ EXPORT_SYMBOL_GPL(hlock_locker_create);
  *
  * Withdraws its call in flight (an asynchronous call's completion is
  * called with -ECANCELED), releases everything it holds, granting whom
- * that lets in, and waits until no completion of it is running.  Must not
- * be called from the locker's own completion, nor while another thread
- * is in a call on it.
+ * that lets in, and waits until every completion of it was called.  From
+ * its start, calls on the locker fail with -ESHUTDOWN: those of its
+ * completions, which may still run.  Must not be called from the
+ * locker's own completion, nor while another thread is in a call on it.
  *
  * Context: process context, may sleep.
  */
@@ -190,6 +191,9 @@ void hlock_locker_destroy(struct hlock_locker *lk)
 	f = hl_kfile(lk);
 	/* Keep it to wait on: the release drops the creator's reference. */
 	refcount_inc(&f->ref);
+	mutex_lock(&f->lock);
+	lk->kapi.dead = true;
+	mutex_unlock(&f->lock);
 	hl_file_release(f);
 	wait_var_event(&lk->kapi.calls, !atomic_read(&lk->kapi.calls));
 	hl_file_put(f);
@@ -231,7 +235,8 @@ static unsigned int hl_ksleep(unsigned int mode, unsigned int flags)
  * Return: 0 when granted; -EAGAIN (a try that would wait), -ETIMEDOUT,
  * -EINTR (a signal; with HLOCK_KF_KILLABLE a fatal one), -EDEADLK,
  * -EBUSY (a call is in flight), -EINVAL, -ENAMETOOLONG, -ENOMEM, -EPERM,
- * -E2BIG (max_locks_per_locker), as hlock_lock(3).
+ * -E2BIG (max_locks_per_locker), as hlock_lock(3); -ESHUTDOWN once
+ * hlock_locker_destroy() began.
  */
 int hlock_kernel_lock(struct hlock_locker *lk, const char *path,
 		      unsigned int mode, unsigned int flags, s64 timeout_ns)
@@ -247,8 +252,11 @@ int hlock_kernel_lock(struct hlock_locker *lk, const char *path,
 		return -EINVAL;
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	ret = hl_lock_call(f, path, len, mode, flags & HLOCK_F_ALL,
-			   timeout_ns, 0, 0, sleep, &g);
+	if (unlikely(lk->kapi.dead))
+		ret = -ESHUTDOWN;
+	else
+		ret = hl_lock_call(f, path, len, mode, flags & HLOCK_F_ALL,
+				   timeout_ns, 0, 0, sleep, &g);
 	hl_file_unlock(f);
 	hl_grants_run(&g);
 	return ret;
@@ -289,7 +297,9 @@ int hlock_kernel_lock_async(struct hlock_locker *lk, const char *path,
 		return -EINVAL;
 	hl_grants_init(&g);
 	mutex_lock(&f->lock);
-	if (lk->kapi.done) {
+	if (lk->kapi.dead) {
+		ret = -ESHUTDOWN;
+	} else if (lk->kapi.done) {
 		ret = -EBUSY;
 	} else {
 		/* Set first: a grant's continuation needs the lock to run. */
@@ -317,6 +327,12 @@ static int hl_kpath(struct hlock_locker *lk, unsigned int op,
 
 	if (len < 0)
 		return len;
+	/*
+	 * A completion running while its locker is destroyed: the worker
+	 * took the locker lock before calling it, after the flag was set.
+	 */
+	if (READ_ONCE(lk->kapi.dead))
+		return -ESHUTDOWN;
 	return hl_do_path(hl_kfile(lk), op, path, len, mode);
 }
 
@@ -327,13 +343,15 @@ static int hl_kpath(struct hlock_locker *lk, unsigned int op,
  * @path: The path.
  *
  * On the path of its asynchronous call in flight, withdraws the call
- * instead (its completion is called with -ECANCELED before this returns).
+ * instead: its completion is called with -ECANCELED, later, from the
+ * workqueue (keep its data until then); another asynchronous call on the
+ * locker is -EBUSY until it was.
  *
  * Context: process context, may sleep.
  * Return: the acquisitions of @path still held after the release (0 when
  * none), or -ENOENT (not held), -EBUSY (on the way of a blocking call in
  * flight, which an unlock does not withdraw), -ESTALE, -EINVAL,
- * -ENAMETOOLONG.
+ * -ENAMETOOLONG, -ESHUTDOWN (hlock_locker_destroy() began).
  */
 int hlock_kernel_unlock(struct hlock_locker *lk, const char *path)
 {
@@ -349,7 +367,7 @@ EXPORT_SYMBOL_GPL(hlock_kernel_unlock);
  * @mode: The new mode, which the held one must cover.
  *
  * Context: process context, may sleep.
- * Return: 0, or -ENOENT, -EINVAL, -EBUSY, -ENAMETOOLONG.
+ * Return: 0, or -ENOENT, -EINVAL, -EBUSY, -ENAMETOOLONG, -ESHUTDOWN.
  */
 int hlock_kernel_downgrade(struct hlock_locker *lk, const char *path,
 			   unsigned int mode)
@@ -367,7 +385,7 @@ EXPORT_SYMBOL_GPL(hlock_kernel_downgrade);
  *
  * Context: process context, may sleep.
  * Return: HLOCK_NL ... HLOCK_X (the old mode while a conversion waits), or
- * -EINVAL, -ENAMETOOLONG.
+ * -EINVAL, -ENAMETOOLONG, -ESHUTDOWN.
  */
 int hlock_kernel_held(struct hlock_locker *lk, const char *path)
 {

@@ -25,6 +25,8 @@
  *	complete another locker's call, nests in nothing.
  * @calls: Completions taken out of the slot and not yet called: a kernel
  *	locker is destroyed only once none is left.
+ * @dead: hlock_locker_destroy() began: calls fail with -ESHUTDOWN (those
+ *	of its completions, which may still run).  Set under the locker lock.
  */
 struct hl_kapi {
 	hlock_done_fn done;
@@ -32,6 +34,7 @@ struct hl_kapi {
 	int res;
 	struct work_struct post;
 	atomic_t calls;
+	bool dead;
 };
 
 int hl_kapi_init(void);

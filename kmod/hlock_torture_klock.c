@@ -362,11 +362,15 @@ struct hlt_kl_chain {
 	struct task_struct *running[HLT_KL_CHAIN_TASKS];
 	unsigned int next;	/* the locker whose completion is due next */
 	unsigned int nested, unordered, failed;
+	bool stop;		/* the command gave up: completions unlock nothing */
 	atomic_t left;
 	struct completion all;
 };
 
-/* Whether @c has a completion running in the current task: take a slot. */
+/*
+ * Whether @c has a completion (or, @i 0, the writer's unlock that starts
+ * the chain) running in the current task: take a slot.
+ */
 static bool hlt_kl_chain_enter(struct hlt_kl_chain *c, unsigned int i)
 {
 	bool nested = false;
@@ -382,8 +386,10 @@ static bool hlt_kl_chain_enter(struct hlt_kl_chain *c, unsigned int i)
 	if (free >= 0 && !nested)
 		c->running[free] = current;
 	c->nested += nested;
-	c->unordered += i != c->next;
-	c->next = i + 1;
+	if (i) {
+		c->unordered += i != c->next;
+		c->next = i + 1;
+	}
 	spin_unlock(&c->lock);
 	return nested;
 }
@@ -404,12 +410,16 @@ static void hlt_kl_chain_done(struct hlock_locker *lk, int res, void *data)
 {
 	struct hlt_kl_chain *c = data;
 	unsigned int i;
-	bool nested;
+	bool nested, stop;
 
+	/* c->n and c->lk[] are set before the first call is queued. */
 	for (i = 1; i < c->n && c->lk[i] != lk; i++)
 		;
 	nested = hlt_kl_chain_enter(c, i);
-	if (res || hlock_kernel_unlock(lk, c->path)) {
+	spin_lock(&c->lock);
+	stop = c->stop;
+	spin_unlock(&c->lock);
+	if (res || stop || hlock_kernel_unlock(lk, c->path)) {
 		spin_lock(&c->lock);
 		c->failed++;
 		spin_unlock(&c->lock);
@@ -424,7 +434,8 @@ static int hlt_kl_chain_cmd(char **s)
 {
 	char *w = hlt_kl_word(s), *path;
 	struct hlt_kl_chain *c;
-	unsigned int n, i;
+	unsigned int n, i, made;
+	bool nested;
 	int ret = 0;
 
 	if (!w || kstrtouint(w, 10, &n) || n < 2 || n > HLT_KL_CHAIN_MAX)
@@ -442,13 +453,14 @@ static int hlt_kl_chain_cmd(char **s)
 	spin_lock_init(&c->lock);
 	init_completion(&c->all);
 	c->next = 1;
-	for (c->n = 0; c->n < n; c->n++) {
-		c->lk[c->n] = hlock_locker_create(NULL);
-		if (IS_ERR(c->lk[c->n])) {
-			ret = PTR_ERR(c->lk[c->n]);
+	for (made = 0; made < n; made++) {
+		c->lk[made] = hlock_locker_create(NULL);
+		if (IS_ERR(c->lk[made])) {
+			ret = PTR_ERR(c->lk[made]);
 			goto out;
 		}
 	}
+	c->n = n;
 	ret = hlock_kernel_lock(c->lk[0], path, HLOCK_X, 0, 0);
 	if (ret)
 		goto out;
@@ -462,7 +474,11 @@ static int hlt_kl_chain_cmd(char **s)
 			goto out;
 		}
 	}
+	/* Nothing may run inside the unlock that starts the chain either. */
+	nested = hlt_kl_chain_enter(c, 0);
 	ret = hlock_kernel_unlock(c->lk[0], path);
+	if (!nested)
+		hlt_kl_chain_leave(c);
 	if (ret)
 		goto out;
 	if (!wait_for_completion_timeout(&c->all, 30 * HZ)) {
@@ -475,9 +491,13 @@ static int hlt_kl_chain_cmd(char **s)
 		ret = -EIO;
 	}
 out:
+	/* Completions still to come (a failure) unlock nothing. */
+	spin_lock(&c->lock);
+	c->stop = true;
+	spin_unlock(&c->lock);
 	/* Each waits for its completions, which use @c. */
-	while (c->n--)
-		hlock_locker_destroy(c->lk[c->n]);
+	while (made--)
+		hlock_locker_destroy(c->lk[made]);
 	kfree(c);
 	kfree(path);
 	return ret;

@@ -51,7 +51,9 @@ struct hlock_locker;
  * lock held, from hlock's workqueue "hlock_kapi" (as the DLM calls its
  * ASTs), never inside the hlock call that granted or withdrew it.  It may
  * call the API on any locker, its own included (another asynchronous call
- * too), but should not sleep for long: other completions wait behind it.
+ * too; once hlock_locker_destroy() of it began, its calls fail with
+ * -ESHUTDOWN), but should not sleep for long, nor wait for another
+ * completion: other completions wait behind it.
  */
 typedef void (*hlock_done_fn)(struct hlock_locker *lk, int res, void *data);
 
