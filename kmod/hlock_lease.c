@@ -704,6 +704,25 @@ int hl_do_renew(struct hl_file *f)
 }
 
 /**
+ * hl_lease_forget() - Everything the locker held was released, by its
+ *	close or its owner's exit: the takeovers its leases met are owed to
+ *	nobody any more (no ESTALE, no POLLPRI).
+ * @f: The locker.
+ *
+ * Context: f->lock held.
+ */
+void hl_lease_forget(struct hl_file *f)
+{
+	struct hl_lease *l, *tmp;
+
+	lockdep_assert_held(&f->lock);
+	list_for_each_entry_safe(l, tmp, &f->leases.stale, node)
+		kfree(l);
+	INIT_LIST_HEAD(&f->leases.stale);
+	WRITE_ONCE(f->leases.nr_stale, 0);
+}
+
+/**
  * hl_lease_close() - A locker closes, everything it held released: free
  *	its stale leases, stop its timer and work item.
  * @f: The locker.
@@ -712,14 +731,9 @@ int hl_do_renew(struct hl_file *f)
  */
 void hl_lease_close(struct hl_file *f)
 {
-	struct hl_lease *l, *tmp;
-
 	mutex_lock(&f->lock);
 	WARN_ON_ONCE(!list_empty(&f->leases.held));
-	list_for_each_entry_safe(l, tmp, &f->leases.stale, node)
-		kfree(l);
-	INIT_LIST_HEAD(&f->leases.stale);
-	f->leases.nr_stale = 0;
+	hl_lease_forget(f);
 	kfree(f->leases.spare);
 	f->leases.spare = NULL;
 	mutex_unlock(&f->lock);

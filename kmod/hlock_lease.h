@@ -123,6 +123,7 @@ void hl_lease_refile(struct hl_file *f, struct hl_head *h);
 bool hl_lease_stale(struct hl_file *f, const char *buf, unsigned int len);
 void hl_lease_release(struct hl_req *req);
 int hl_do_renew(struct hl_file *f);
+void hl_lease_forget(struct hl_file *f);
 void hl_lease_close(struct hl_file *f);
 void hl_lease_fill(const struct hl_req *req, struct hlock_record_ext *ext);
 void hl_lease_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode);

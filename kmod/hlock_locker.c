@@ -1328,6 +1328,8 @@ void hl_file_owner_exit(struct hl_file *f)
 	f->proc_owner = NULL;
 	f->exiting = current;
 	hl_file_drop_all(f, &e, &g);
+	/* Also what the lease work took over between the batches. */
+	hl_lease_forget(f);
 	f->exiting = NULL;
 	/* The calls that wait for the release look again. */
 	hl_slot_changed(f);

@@ -297,6 +297,48 @@ TEST_F_TIMEOUT(lease, own_conversion_claims_nothing, TEST_TMO)
 	ASSERT_EQ(0, hlock_unlock(self->v, p));
 }
 
+/*
+ * A process-owned locker's owner exits after a lease of it was taken over:
+ * the exit leaves the locker as a close would, owing no ESTALE to the
+ * process that shares it, which locks and unlocks the path as any other.
+ */
+TEST_F_TIMEOUT(lease, owner_exit_forgets_takeovers, TEST_TMO)
+{
+	const char *p = "lowner";
+	int go[2], ready[2];
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The owner: a leased X, then an exit when told. */
+		if (hlock_owner(self->v, HLOCK_OWNER_PROCESS) ||
+		    hlock_lock_lease(self->v, p, X, 0, -1, SHORT_LEASE) ||
+		    write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	usleep(PAST_SHORT / 1000);
+	/* Taken over by a waiter. */
+	ASSERT_EQ(0, hlock_lock(self->w, p, X, 0, SETTLE_NS));
+	ASSERT_EQ(0, hlock_unlock(self->w, p));
+	ASSERT_EQ(POLLPRI, poll_pri(self->v) & POLLPRI);
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	ASSERT_EQ(0, poll_events(self->v) & POLLPRI);
+	ASSERT_EQ(0, hlock_lock(self->v, p, X, 0, 0));
+	ASSERT_EQ(0, hlock_unlock(self->v, p));
+	ASSERT_EQ(-ENOENT, hlock_unlock(self->v, p));
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
+}
+
 /* The waiter queued first, the lease expires while it waits. */
 TEST_F_TIMEOUT(lease, expires_while_waited, TEST_TMO)
 {
