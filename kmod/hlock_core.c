@@ -2225,8 +2225,9 @@ bool hl_req_blocks(struct hl_req *req)
  * @h: The resource.
  * @req: A request of a locker on @h, or NULL.
  *
- * hl_head_waited(), but for @req's own conversion when nothing else waits
- * for its target: a locker's wait is no claim on its own grants.  O(1).
+ * hl_head_waited(), but for @req's own conversion when nothing else on
+ * this node waits for its target: a locker's wait is no claim on its own
+ * grants.  Other nodes' waits (@h->remote_mask) all count.  O(1).
  *
  * Context: head lock held.
  * Return: the modes, as bits.
@@ -2234,13 +2235,13 @@ bool hl_req_blocks(struct hl_req *req)
 unsigned int hl_head_waited_but(const struct hl_head *h,
 				const struct hl_req *req)
 {
-	unsigned int mask = hl_head_waited(h);
+	unsigned int local = h->wait_mask;
 
 	hl_assert_head_locked(h);
 	if (req && req->state == HL_CONVERTING &&
 	    h->wq->wait_count[req->convert] == 1)
-		mask &= ~hl_mode_bit(req->convert);
-	return mask;
+		local &= ~hl_mode_bit(req->convert);
+	return local | h->remote_mask;
 }
 
 /**

@@ -194,6 +194,12 @@ void hlock_locker_destroy(struct hlock_locker *lk)
 	mutex_lock(&f->lock);
 	lk->kapi.dead = true;
 	mutex_unlock(&f->lock);
+	/*
+	 * Completions already due end first: a call of theirs that began
+	 * before the flag was set (a blocking lock, say) is over before the
+	 * release; those that run later find the flag.
+	 */
+	wait_var_event(&lk->kapi.calls, !atomic_read(&lk->kapi.calls));
 	hl_file_release(f);
 	wait_var_event(&lk->kapi.calls, !atomic_read(&lk->kapi.calls));
 	hl_file_put(f);
@@ -328,8 +334,9 @@ static int hl_kpath(struct hlock_locker *lk, unsigned int op,
 	if (len < 0)
 		return len;
 	/*
-	 * A completion running while its locker is destroyed: the worker
-	 * took the locker lock before calling it, after the flag was set.
+	 * A completion's call on its locker while it is destroyed: read
+	 * without the lock, as hlock_locker_destroy() lets the completions
+	 * running then end before it releases anything.
 	 */
 	if (READ_ONCE(lk->kapi.dead))
 		return -ESHUTDOWN;

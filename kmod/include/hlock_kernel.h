@@ -53,7 +53,8 @@ struct hlock_locker;
  * call the API on any locker, its own included (another asynchronous call
  * too; once hlock_locker_destroy() of it began, its calls fail with
  * -ESHUTDOWN), but should not sleep for long, nor wait for another
- * completion: other completions wait behind it.
+ * completion, nor make a blocking call on its own locker: other
+ * completions wait behind it, and hlock_locker_destroy() waits for it.
  */
 typedef void (*hlock_done_fn)(struct hlock_locker *lk, int res, void *data);
 
