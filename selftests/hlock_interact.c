@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hlock_interact: where features meet.  Seeded random sequences over a few
- * lockers and paths mix try, timed, asynchronous and io_uring locks, unlock,
+ * lockers and paths mix try, timed and asynchronous locks, unlock,
  * downgrade, yield, leases with expiry and renewal, a write-ticket pool of
  * one or two, SIGSTOP/SIGCONT, close and SIGKILL, process-owned lockers,
  * lockers shared by fork, threads with file tables of their own; invariants
@@ -35,13 +35,6 @@
  *    locks and unlocks a shared path while the child exits or is killed.
  *    The grandchild's grants must keep the intent above them; afterwards
  *    held() and the table agree, and the owner's paths went all or none.
- *  - ring: a lock submitted through the actor's io_uring ring is its call
- *    in flight as an asynchronous one is: a try lock beside it says EBUSY
- *    (or the ring's CQE shows that call ended first); an unlock of its
- *    path ends it (the CQE comes, -ECANCELED or what it got before); a
- *    reopen closes the locker and tears the ring down, and the closed
- *    locker's records must go, the queued one too; a killed actor's ring
- *    goes after its death, so its records may linger a while.
  *  - stale: a lease of the actor on a path of its own is taken over by a
  *    helper locker; the actor queues X there behind it and unlocks the
  *    path: the request must be withdrawn (hlock_wait() says ENOENT), the
@@ -97,12 +90,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include <liburing.h>
-
 #include "hlock.h"
 #include "hlock_helpers.h"
 #include "hlock_table_check.h"
-#include "hlock_uring.h"
 
 #define NACTORS		4
 #define CHECK_EVERY	8
@@ -125,7 +115,7 @@ static const char *const op_names[] = {
 /* OP_FORK's ends of the child. */
 enum { FORK_EXIT, FORK_KILL, FORK_OWNER };
 
-enum kind { K_TRY, K_TIMED, K_ASYNC, K_RING };
+enum kind { K_TRY, K_TIMED, K_ASYNC };
 
 struct cmd {
 	int op;
@@ -144,10 +134,6 @@ struct reply {
 	int ticket;
 	/* OP_CHECK: whether a lock call of the actor is queued. */
 	int pending;
-	/* Whether that call went through the actor's ring. */
-	int ring;
-	/* What the command did with the ring, counted (enum ring_seen). */
-	int ring_seen[4];
 	char why[1024];
 };
 
@@ -159,7 +145,6 @@ struct model {
 	bool leased[NPATHS];	/* it asked for a lease on the path */
 	int pending;		/* path of its queued async call, or -1 */
 	int pending_lease;
-	bool ring;		/* that call went through the ring */
 	bool owned;		/* process-owned (HLOCK_OWNER_PROCESS) */
 };
 
@@ -168,17 +153,6 @@ static int a_fd;
 static char a_why[32];
 static int a_opens;
 static struct model a_m;
-/* The actor's ring, for K_RING locks (a_ring_ok: it has one). */
-static struct io_uring a_ring;
-static bool a_ring_ok;
-/* ring_result(): no CQE came. */
-#define NO_CQE	INT32_MAX
-/* What the ring paths met, summed over a run and shown at its end. */
-enum ring_seen { RS_QUEUED, RS_BESIDE, RS_ENDED, RS_REOPEN };
-static const char *const ring_seen_names[] = {
-	"queued", "tries beside", "ended by an unlock or exit", "reopens",
-};
-static int a_seen[4];
 /* The actor's last commands and their results, for a failure's report. */
 #define HISTORY	8
 static char a_hist[HISTORY][64];
@@ -188,31 +162,6 @@ static void model_clear(void)
 {
 	memset(&a_m, 0, sizeof(a_m));
 	a_m.pending = -1;
-}
-
-/* The call in flight ended (or never was). */
-static void pending_clear(void)
-{
-	a_m.pending = -1;
-	a_m.ring = false;
-}
-
-/*
- * The CQE of the ring lock in flight, waited for at most @ms.  Entering
- * the kernel runs the task work that posts it.  Return: its res, or
- * NO_CQE.
- */
-static int ring_result(int ms)
-{
-	struct __kernel_timespec ts = { ms / 1000, (ms % 1000) * 1000000LL };
-	struct io_uring_cqe *cqe;
-	int res;
-
-	if (io_uring_wait_cqe_timeout(&a_ring, &cqe, &ts))
-		return NO_CQE;
-	res = cqe->res;
-	io_uring_cqe_seen(&a_ring, cqe);
-	return res;
 }
 
 static void model_grant(int path, int lease_ms)
@@ -433,68 +382,19 @@ static int pending_kept(struct reply *r, const char *when)
 
 	if (p < 0)
 		return 0;
-	if (a_m.ring) {
-		ret = ring_result(0);
-		if (ret == NO_CQE)
-			return 0;
-		if (ret == -ECANCELED)
-			ret = -ENOENT;
-	} else {
-		ret = hlock_wait(a_fd, 0);
-		if (ret == -EAGAIN)
-			return 0;
-	}
+	ret = hlock_wait(a_fd, 0);
+	if (ret == -EAGAIN)
+		return 0;
 	if (ret == -ENOENT) {
 		snprintf(r->why, sizeof(r->why),
 			 "%s: the request queued on \"%s\" is gone", when,
 			 paths[p]);
 		return 1;
 	}
-	pending_clear();
+	a_m.pending = -1;
 	if (!ret)
 		model_grant(p, a_m.pending_lease);
 	return 0;
-}
-
-/*
- * What the locker just did (@what) says that its ring lock in flight had
- * ended: a yield ran, a try was granted.  That lock's CQE must come, and
- * its grant came first.  Return: 1 when no CQE came.
- */
-static int ring_ended_before(struct reply *r, const char *what)
-{
-	int p = a_m.pending, res;
-
-	if (!a_m.ring)
-		return 0;
-	res = ring_result(2000);
-	if (res == NO_CQE) {
-		snprintf(r->why, sizeof(r->why),
-			 "%s beside a ring lock in flight on \"%s\"", what,
-			 paths[p]);
-		return 1;
-	}
-	pending_clear();
-	if (!res)
-		model_grant(p, 0);
-	return 0;
-}
-
-/*
- * The queued request must be gone: a ring lock's CQE comes (it ended, how
- * it did is moot), and then the locker has no call in flight.  Return:
- * what its wait says, -ENOENT when right, or -EINPROGRESS when the ring
- * lock never ended.
- */
-static int queue_gone(void)
-{
-	if (a_m.ring) {
-		if (ring_result(2000) == NO_CQE)
-			return -EINPROGRESS;
-		a_seen[RS_ENDED]++;
-	}
-	pending_clear();
-	return hlock_wait(a_fd, 0);
 }
 
 /*
@@ -503,17 +403,9 @@ static int queue_gone(void)
  */
 static int withdrawn(int path, int ret, struct reply *r)
 {
-	bool ring = a_m.ring;
-	int w;
+	int w = hlock_wait(a_fd, 0);
 
-	pending_clear();
-	/*
-	 * A ring lock ends with a CQE: -ECANCELED, or what it got before
-	 * the unlock (a grant the unlock then counted, a timeout).
-	 */
-	w = ring ? ring_result(2000) : hlock_wait(a_fd, 0);
-	a_seen[RS_ENDED] += ring && w != NO_CQE;
-	if (ring ? w != NO_CQE : w == -ENOENT)
+	if (w == -ENOENT)
 		return 0;
 	snprintf(r->why, sizeof(r->why),
 		 "the unlock of \"%s\" said %d and left the request queued there (wait says %d)",
@@ -553,11 +445,12 @@ static int unwind(struct reply *r, const char *when)
 			if (ret <= 0 && ret != -ESTALE)
 				break;
 		}
+	a_m.pending = -1;
 	for (p = 0; p < NPATHS; p++) {
 		a_m.count[p] = 0;
 		a_m.leased[p] = false;
 	}
-	ret = queue_gone();
+	ret = hlock_wait(a_fd, 0);
 	if (ret != -ENOENT) {
 		snprintf(r->why, sizeof(r->why),
 			 "%s: after unlocking everything, wait says %d", when,
@@ -734,13 +627,14 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 	if (owner) {
 		/* The owner's exit: everything released, the request too. */
 		a_m.owned = false;
-		ret = queue_gone();
+		ret = hlock_wait(a_fd, 0);
 		if (ret != -ENOENT) {
 			snprintf(r->why, sizeof(r->why),
 				 "a sharer that owned the locker exited, wait says %d",
 				 ret);
 			return INT32_MIN;
 		}
+		a_m.pending = -1;
 		for (q = 0; q < NPATHS; q++) {
 			a_m.count[q] = 0;
 			a_m.leased[q] = false;
@@ -748,9 +642,6 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 		return unexpected_held(r, "a sharer that owned the locker exited") ?
 		       INT32_MIN : 0;
 	}
-	/* A sharer's failed yield: the ring lock had ended before it. */
-	if (yfail && ring_ended_before(r, "a sharer's failed yield"))
-		return INT32_MIN;
 	if (yfail || in_yield)
 		for (q = 0; q < NPATHS; q++) {
 			a_m.count[q] = 0;
@@ -1069,8 +960,11 @@ static int actor_check(struct reply *r)
 			return 1;
 		}
 		/* An unlock of the path of the queued request withdraws it. */
-		if (a_m.pending == p && withdrawn(p, ret, r))
-			return 1;
+		if (a_m.pending == p) {
+			a_m.pending = -1;
+			if (withdrawn(p, ret, r))
+				return 1;
+		}
 		model_taken(p);
 	}
 	if (unexpected_held(r, "check"))
@@ -1103,108 +997,6 @@ static int actor_check(struct reply *r)
 	return 0;
 }
 
-/*
- * A lock through the ring: granted or refused at once, its CQE is there
- * when the submission returns; else it is the call in flight.
- */
-static int ring_lock(const struct cmd *c, struct reply *r)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&a_ring);
-	int ret;
-
-	if (!sqe) {
-		snprintf(r->why, sizeof(r->why), "the ring has no SQE free");
-		return INT32_MIN;
-	}
-	/* The timed kind waits at most its timeout, the others for ever. */
-	hlock_prep_lock(sqe, a_fd, paths[c->path], c->mode, 0,
-			c->timeout_ms & 1 ? c->timeout_ms * MS : -1);
-	ret = io_uring_submit(&a_ring);
-	if (ret != 1) {
-		snprintf(r->why, sizeof(r->why), "io_uring_submit says %d",
-			 ret);
-		return INT32_MIN;
-	}
-	a_m.pending = c->path;
-	a_m.pending_lease = 0;
-	a_m.ring = true;
-	ret = ring_result(0);
-	if (ret == NO_CQE) {
-		a_seen[RS_QUEUED]++;
-		return -EINPROGRESS;
-	}
-	pending_clear();
-	if (!ret)
-		model_grant(c->path, 0);
-	return ret;
-}
-
-/*
- * A lock while a call is in flight.  A try through the ioctl beside a
- * ring lock must say EBUSY, unless the ring lock ended first: then its
- * CQE comes, and both results count.
- */
-static int lock_busy(const struct cmd *c, struct reply *r)
-{
-	int ret;
-
-	if (!a_m.ring || c->kind != K_TRY)
-		return -EBUSY;
-	a_seen[RS_BESIDE]++;
-	ret = hlock_lock(a_fd, paths[c->path], c->mode, 0, 0);
-	if (ret == -EBUSY)
-		return ret;
-	if (ring_ended_before(r, "a try that did not say EBUSY")) {
-		if (!ret)
-			hlock_unlock(a_fd, paths[c->path]);
-		return INT32_MIN;
-	}
-	if (!ret)
-		model_grant(c->path, 0);
-	return ret;
-}
-
-/*
- * Close the locker with a ring lock in flight, and tear the ring down:
- * that withdraws the lock, and the closed locker's last reference goes
- * with it, so its records go, the queued one too.
- */
-static int ring_reopen(struct reply *r)
-{
-	const struct hlock_lock_record *rec;
-	int64_t end = now_ns() + SETTLE_NS;
-	char old[sizeof(a_why)];
-	int i, n, left;
-	void *buf;
-
-	a_seen[RS_REOPEN]++;
-	close(a_fd);
-	io_uring_queue_exit(&a_ring);
-	a_ring_ok = !io_uring_queue_init(8, &a_ring, 0);
-	model_clear();
-	memcpy(old, a_why, sizeof(old));
-	if (a_open())
-		return -EIO;
-	for (;;) {
-		n = hlock_table_alloc(a_fd, &buf);
-		if (n < 0)
-			return n;
-		left = 0;
-		for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec))
-			left += !strcmp(hlock_record_why(rec), old);
-		free(buf);
-		if (!left || now_ns() >= end)
-			break;
-		usleep(5000);
-	}
-	if (left) {
-		snprintf(r->why, sizeof(r->why),
-			 "%d records of a closed locker outlive its ring", left);
-		return INT32_MIN;
-	}
-	return 0;
-}
-
 static int actor_do(const struct cmd *c, struct reply *r)
 {
 	int ret, p;
@@ -1212,11 +1004,9 @@ static int actor_do(const struct cmd *c, struct reply *r)
 	switch (c->op) {
 	case OP_LOCK:
 		if (a_m.pending >= 0)
-			return lock_busy(c, r);
-		if (c->kind == K_RING && a_ring_ok)
-			return ring_lock(c, r);
+			return -EBUSY;
 		ret = hlock_lock_lease(a_fd, paths[c->path], c->mode,
-				       c->kind >= K_ASYNC ? HLOCK_F_ASYNC : 0,
+				       c->kind == K_ASYNC ? HLOCK_F_ASYNC : 0,
 				       c->kind == K_TRY ? 0 :
 				       c->kind == K_TIMED ?
 				       c->timeout_ms * MS : -1,
@@ -1242,19 +1032,9 @@ static int actor_do(const struct cmd *c, struct reply *r)
 			}
 			return ret;
 		}
-		if (a_m.ring) {
-			/* Its end is the CQE: -ETIMEDOUT is the lock's own. */
-			ret = ring_result(c->timeout_ms);
-			if (ret == NO_CQE)
-				return -EAGAIN;
-			if (ret == -ECANCELED)
-				ret = -ENOENT;
-		} else {
-			ret = hlock_wait(a_fd, c->timeout_ms * MS);
-			if (ret == -EAGAIN || ret == -ETIMEDOUT ||
-			    ret == -EINTR)
-				return ret;
-		}
+		ret = hlock_wait(a_fd, c->timeout_ms * MS);
+		if (ret == -EAGAIN || ret == -ETIMEDOUT || ret == -EINTR)
+			return ret;
 		if (ret == -ENOENT) {
 			snprintf(r->why, sizeof(r->why),
 				 "the request queued on \"%s\" is gone",
@@ -1262,7 +1042,7 @@ static int actor_do(const struct cmd *c, struct reply *r)
 			return INT32_MIN;
 		}
 		p = a_m.pending;
-		pending_clear();
+		a_m.pending = -1;
 		if (!ret) {
 			model_grant(p, a_m.pending_lease);
 			if (a_m.pending_lease && lease_shown(p, r))
@@ -1275,9 +1055,11 @@ static int actor_do(const struct cmd *c, struct reply *r)
 		 * The unlock of the path of the call in flight cancels it,
 		 * also when it says ESTALE (the path was taken over before).
 		 */
-		if (a_m.pending == c->path && (ret >= 0 || ret == -ESTALE) &&
-		    withdrawn(c->path, ret, r))
-			return INT32_MIN;
+		if (a_m.pending == c->path && (ret >= 0 || ret == -ESTALE)) {
+			a_m.pending = -1;
+			if (withdrawn(c->path, ret, r))
+				return INT32_MIN;
+		}
 		if (ret == -ESTALE) {
 			model_taken(c->path);
 		} else if (ret >= 0) {
@@ -1291,8 +1073,6 @@ static int actor_do(const struct cmd *c, struct reply *r)
 		return hlock_downgrade(a_fd, paths[c->path], c->mode);
 	case OP_YIELD:
 		ret = hlock_yield(a_fd, c->timeout_ms * MS);
-		if (ret != -EBUSY && ring_ended_before(r, "a yield"))
-			return INT32_MIN;
 		if (ret && ret != -EBUSY) {
 			/* Failed: it holds nothing (the ESTALEs come later). */
 			for (p = 0; p < NPATHS; p++) {
@@ -1311,8 +1091,6 @@ static int actor_do(const struct cmd *c, struct reply *r)
 	case OP_RENEW:
 		return hlock_renew(a_fd);
 	case OP_REOPEN:
-		if (a_m.ring)
-			return ring_reopen(r);
 		close(a_fd);
 		model_clear();
 		return a_open();
@@ -1344,17 +1122,12 @@ static void actor_run(int sock)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	a_open();
 	model_clear();
-	/* Without a ring (no io_uring here), K_RING is K_ASYNC. */
-	a_ring_ok = !io_uring_queue_init(8, &a_ring, 0);
 	while (read(sock, &c, sizeof(c)) == (ssize_t)sizeof(c)) {
 		memset(&r, 0, sizeof(r));
 		if (c.op == OP_EXIT)
 			_exit(0);
 		r.ret = actor_do(&c, &r);
 		r.pending = a_m.pending >= 0;
-		r.ring = a_m.ring;
-		memcpy(r.ring_seen, a_seen, sizeof(a_seen));
-		memset(a_seen, 0, sizeof(a_seen));
 		snprintf(a_hist[a_nhist++ % HISTORY], sizeof(a_hist[0]),
 			 "%s \"%s\" %d/%d/%d/%d/%d=%d", op_names[c.op],
 			 paths[c.path], c.mode, c.kind, c.timeout_ms,
@@ -1386,11 +1159,9 @@ struct actor {
 	bool stopped;
 	struct cmd cmd;		/* the command it runs while busy */
 	bool pending;		/* a lock call of it may be queued */
-	bool ring;		/* through its ring (its records may outlive it) */
 };
 
 static struct actor actors[NACTORS];
-static int ring_seen[4];
 static unsigned int rnd_state;
 static bool verbose;
 static int seed_now, step_now;
@@ -1445,7 +1216,7 @@ static int spawn(struct actor *a)
 	}
 	close(sv[1]);
 	a->sock = sv[0];
-	a->busy = a->stopped = a->pending = a->ring = false;
+	a->busy = a->stopped = a->pending = false;
 	return 0;
 }
 
@@ -1471,7 +1242,6 @@ static void send_cmd(struct actor *a, const struct cmd *c)
 static int take_reply(struct actor *a, int ms, struct reply *r)
 {
 	struct pollfd pfd = { .fd = a->sock, .events = POLLIN };
-	int i;
 
 	if (!a->busy)
 		return 0;
@@ -1484,9 +1254,6 @@ static int take_reply(struct actor *a, int ms, struct reply *r)
 	}
 	a->busy = false;
 	a->pending = r->pending;
-	a->ring = r->ring;
-	for (i = 0; i < 4; i++)
-		ring_seen[i] += r->ring_seen[i];
 	if (r->ret == INT32_MIN)
 		fail("actor %d (%s): %s", (int)(a - actors),
 		     op_names[a->cmd.op], r->why);
@@ -1619,12 +1386,6 @@ static int kill_actor(int me, struct actor *a)
 	int status, n;
 	bool children = a->busy && (a->cmd.op == OP_FORK ||
 				    a->cmd.op == OP_SIDE);
-	/*
-	 * Nor does a ring lock in flight: io_uring tears the ring down after
-	 * the process is gone, and that ends the lock and closes the locker.
-	 */
-	bool ring = a->ring || (a->busy && a->cmd.op == OP_LOCK &&
-				a->cmd.kind == K_RING);
 
 	kill(a->pid, SIGKILL);
 	if (a->stopped)
@@ -1638,7 +1399,7 @@ static int kill_actor(int me, struct actor *a)
 	 * ending its bounded loop) may keep a locker open a while: its last
 	 * close releases it.
 	 */
-	while (n > 0 && (children || ring) && now_ns() < end) {
+	while (n > 0 && children && now_ns() < end) {
 		usleep(10000);
 		n = records_of(me, a->pid);
 	}
@@ -1683,7 +1444,7 @@ static void random_cmd(struct actor *a, struct cmd *c)
 		c->timeout_ms = rnd(3) ? 0 : 20 + (int)rnd(60);
 	} else if (r < 45) {
 		c->op = OP_LOCK;
-		c->kind = (int)rnd(4);
+		c->kind = (int)rnd(3);
 		c->timeout_ms = 5 + (int)rnd(80);
 		c->lease_ms = rnd(2) ? 0 : rnd(4) ? 10 + (int)rnd(60) : 10000;
 	} else if (r < 65) {
@@ -1761,13 +1522,8 @@ static int run_seed(int me, int seed, int steps)
 			kill(actors[i].pid, SIGKILL);
 		close(actors[i].sock);
 		waitpid(actors[i].pid, NULL, 0);
-		/* A ring lock in flight goes with the ring, after the exit. */
-		end = now_ns() + SETTLE_NS;
-		while ((n = records_of(me, actors[i].pid)) > 0 &&
-		       actors[i].ring && now_ns() < end)
-			usleep(10000);
-		if (!failure[0] && n)
-			fail("actor %d left %d records at exit", i, n);
+		if (!failure[0] && records_of(me, actors[i].pid))
+			fail("actor %d left records at exit", i);
 	}
 	/*
 	 * Nor does a child of an actor killed earlier keep any: the
@@ -1832,10 +1588,6 @@ int main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
-	printf("# ring locks: %d %s, %d %s, %d %s, %d %s\n",
-	       ring_seen[0], ring_seen_names[0], ring_seen[1],
-	       ring_seen_names[1], ring_seen[2], ring_seen_names[2],
-	       ring_seen[3], ring_seen_names[3]);
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",
 	       passed, failed);
 	return failed ? 1 : 0;
