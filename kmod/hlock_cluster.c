@@ -67,6 +67,16 @@ static unsigned int hl_cluster_try_ms = 100;
 module_param_named(cluster_try_ms, hl_cluster_try_ms, uint, 0644);
 MODULE_PARM_DESC(cluster_try_ms,
 		 "Milliseconds a try-lock in a cluster lock space waits at most for the DLM, when nothing on this node stands in its way (default 100)");
+/*
+ * How long a wait in a cluster lock space lasts before hlock-deadlockd, the
+ * search across the nodes, looks for a cycle through it: the module only
+ * keeps the setting, where every node's daemon reads it (HLOCK_IOC_REFUSE
+ * is how the daemon refuses a wait).
+ */
+static unsigned int hl_cluster_deadlock_ms = 1000;
+module_param_named(cluster_deadlock_ms, hl_cluster_deadlock_ms, uint, 0644);
+MODULE_PARM_DESC(cluster_deadlock_ms,
+		 "Milliseconds a wait in a cluster lock space lasts before hlock-deadlockd searches the nodes for a cycle through it (default 1000; 0: never)");
 /* The parameter as last set; guarded by hl_cluster_lock. */
 static char hl_cluster_param[DLM_LOCKSPACE_LEN + 1];
 static DEFINE_MUTEX(hl_cluster_lock);

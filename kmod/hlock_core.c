@@ -1665,6 +1665,7 @@ int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
 	bool granted, lost, refused, recheck;
+	unsigned int wanted;
 	struct hl_head *h;
 	struct hl_req *req;
 	int ret;
@@ -1687,17 +1688,20 @@ int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 	lost = !granted && unlikely(h->cluster) && hl_node_lost(h);
 	refused = !granted && req->refused;
 	req->refused = false;
+	wanted = req->state == HL_CONVERTING ? req->convert : req->mode;
 	recheck = !granted && lk->dl_recheck;
 	lk->dl_recheck = false;
 	hl_head_unlock(h);
 	if (refused)
-		hl_note_deadlock(lk, op->level, req->convert);
+		hl_note_deadlock(lk, op->level, wanted);
 	if (lost || refused || (recheck && hl_deadlock_check(lk, g))) {
 		/*
 		 * Its node lost the cluster: it will never be granted.  Or
 		 * the DLM refused its node the conversion as a deadlock with
-		 * another node's (hl_node_refuse()).  Or an edge to its wait
-		 * closed a cycle (dl_recheck()): it was withdrawn.
+		 * another node's (hl_node_refuse()), or a search across the
+		 * nodes found its wait on a cycle (hl_op_refuse()).  Or an
+		 * edge to its wait closed a cycle (dl_recheck()): it was
+		 * withdrawn.
 		 */
 		op_undo(lk, g);
 		op->error = lost ? -ENOLINK : -EDEADLK;

@@ -262,9 +262,10 @@ struct hl_lease;
  *	since it was granted in its mode: told once per grant, as DLM sends
  *	one blocking AST per grant.  A granted conversion or a downgrade
  *	re-arms it.
- * @refused: Its pending conversion is refused: the DLM refused this node
- *	the mode it needs as a conversion deadlock (hl_node_refuse()); its
- *	continuation fails it with -EDEADLK.
+ * @refused: Its wait is refused: the DLM refused this node the mode a
+ *	pending conversion needs as a conversion deadlock (hl_node_refuse()),
+ *	or a search made outside the module found the wait on a cycle
+ *	(hl_op_refuse()); its continuation fails it with -EDEADLK.
  * @lease: In the kernel, the glue's lease on the request, or NULL; the
  *	core never looks at it.
  *
@@ -635,6 +636,8 @@ int hl_op_claim(struct hl_locker *lk, unsigned int nr, unsigned int mode,
 int hl_op_start(struct hl_locker *lk, struct hl_grants *g);
 int hl_op_continue(struct hl_locker *lk, struct hl_grants *g);
 void hl_op_cancel(struct hl_locker *lk, struct hl_grants *g);
+int hl_op_refuse(struct hl_locker *lk, unsigned int wait_seq,
+		 unsigned int hold_seq, struct hl_grants *g);
 void hl_op_finish(struct hl_locker *lk, struct hl_grants *g);
 int hl_op_run(struct hl_locker *lk, unsigned int nr, unsigned int mode,
 	      unsigned int flags, struct hl_grants *g);

@@ -614,3 +614,46 @@ int hl_deadlock_check(struct hl_locker *lk, struct hl_grants *g)
 	dl_nodes_free(&s);
 	return ret;
 }
+
+/**
+ * hl_op_refuse() - Refuse a waiting operation that a search made outside
+ *	the module found on a cycle of waits (across the nodes of a
+ *	cluster: HLOCK_IOC_REFUSE).
+ * @lk: The locker.
+ * @wait_seq: @lk's wait_seq when the cycle was found: a later wait is not
+ *	on it.
+ * @hold_seq: @lk's hold_seq then: once it lowered or released a lock, the
+ *	others may no longer wait for it.
+ * @g: Where @lk is collected: its continuation fails the operation with
+ *	-EDEADLK and leaves the locker as before it (hl_op_continue()).
+ *
+ * A try-lock's wait is never refused: it gives up by itself.
+ *
+ * Context: @lk's locker lock; takes the head lock of the wait.
+ * Return: 0, or -ESTALE when @lk is no longer in that wait, lowered or
+ * released a lock since, or waits as a try-lock.
+ */
+int hl_op_refuse(struct hl_locker *lk, unsigned int wait_seq,
+		 unsigned int hold_seq, struct hl_grants *g)
+{
+	struct hl_op *op = &lk->op;
+	struct hl_head *h;
+	struct hl_req *req;
+	int ret = -ESTALE;
+
+	hl_assert_locker_locked(lk);
+	if (op->state != HL_OP_WAITING || !op->queued ||
+	    op->flags & HL_RF_TRY || !(wait_seq & 1) ||
+	    lk->hold_seq != hold_seq)
+		return -ESTALE;
+	h = op->heads[op->level];
+	req = op->reqs[op->level];
+	hl_head_lock(h);
+	if (req->state != HL_GRANTED && lk->wait_seq == wait_seq) {
+		req->refused = true;
+		hl_grant_notify(lk, g);
+		ret = 0;
+	}
+	hl_head_unlock(h);
+	return ret;
+}

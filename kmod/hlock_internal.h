@@ -261,6 +261,8 @@ static inline void hl_end_post(struct hl_file *f, const struct hl_ended *e,
  * @leases: Its leases (HLOCK_FEAT_LEASE, hlock_lease.c).
  * @ref: References: the file, and continuations due (hl_grant_notify()).
  * @id: Its index in ns->lockers, for the lock table.
+ * @serial: Its number among the lockers made since the module loaded,
+ *	never reused: with @id, it names it to HLOCK_IOC_REFUSE.
  * @proc_owner: With HLOCK_OWNER_PROCESS, the process the locks belong to
  *	(a reference to its thread group's pid), NULL when they belong to
  *	the file.
@@ -312,6 +314,7 @@ struct hl_file {
 	struct hl_leases leases;
 	refcount_t ref;
 	u32 id;
+	u64 serial;
 	struct pid *proc_owner;
 	char why[HLOCK_WHY_LEN];
 	struct hl_ring *ring;

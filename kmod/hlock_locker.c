@@ -1118,6 +1118,9 @@ bool hl_file_polled(struct hl_file *f)
 	return READ_ONCE(f->granted);
 }
 
+/* The serial of the last locker made (hl_file.serial). */
+static atomic64_t hl_serial;
+
 /**
  * hl_file_new() - A new locker in a lock space, owned by the caller.
  * @ns: The lock space; the locker takes this reference.
@@ -1162,6 +1165,7 @@ struct hl_file *hl_file_new(struct hl_ns *ns, size_t size)
 	f->slow.level = HL_NO_WAIT;
 	/* The path of no call yet: the root, parsed (hl_file_path()). */
 	hl_path_parse(&f->path, f->pathbuf, 0);
+	f->serial = atomic64_inc_return(&hl_serial);
 	ret = xa_alloc(&f->ns->lockers, &f->id, f, xa_limit_32b,
 		       GFP_KERNEL_ACCOUNT);
 	if (ret) {

@@ -316,7 +316,7 @@ static long hl_ioctl_info(size_t usize, void __user *uarg)
 			HLOCK_FEAT_LEASE | HLOCK_FEAT_TOKEN | HLOCK_FEAT_DESCRIBE |
 			HLOCK_FEAT_LVB | HLOCK_FEAT_BLOCKING |
 			HLOCK_FEAT_CLUSTER | HLOCK_FEAT_CLUSTER_BIND |
-			HLOCK_FEAT_OWNER;
+			HLOCK_FEAT_OWNER | HLOCK_FEAT_REFUSE;
 	if (copy_to_user(uarg, &info, n))
 		return -EFAULT;
 	if (usize > n && clear_user(uarg + n, usize - n))
@@ -355,6 +355,7 @@ static const struct {
 	HL_CMD(HLOCK_IOC_BLOCKING, struct hlock_lock_args),
 	HL_CMD(HLOCK_IOC_CLUSTER, struct hlock_cluster_args),
 	HL_CMD(HLOCK_IOC_OWNER, struct hlock_owner_args),
+	HL_CMD(HLOCK_IOC_REFUSE, struct hlock_refuse_args),
 	[_IOC_NR(HLOCK_IOC_RENEW)] = { HLOCK_IOC_RENEW, 0 },
 };
 
@@ -410,6 +411,8 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return hl_ioctl_cluster(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_OWNER):
 		return hl_ioctl_owner(f, usize, uarg);
+	case _IOC_NR(HLOCK_IOC_REFUSE):
+		return hl_ioctl_refuse(f, usize, uarg);
 	}
 	return -ENOTTY;
 }

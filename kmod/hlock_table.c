@@ -53,15 +53,19 @@ struct hl_snap {
 	struct pid_namespace *ns;
 	u64 now;
 	u64 boot;
+	bool ids;
+	struct hlock_record_ids locker;
 };
 
 /*
  * Bytes of a lock record for a path of @len bytes: the header, the path,
- * its NUL and padding to 8, and the extension.
+ * its NUL and padding to 8, the extension, and the locker's names when
+ * asked for (@ids: HLOCK_TABLE_F_IDS).
  */
-static size_t hl_rec_size(unsigned int len)
+static size_t hl_rec_size(unsigned int len, bool ids)
 {
-	return HLOCK_RECORD_EXT_OFFSET(len) + sizeof(struct hlock_record_ext);
+	return HLOCK_RECORD_IDS_OFFSET(len) +
+	       (ids ? sizeof(struct hlock_record_ids) : 0);
 }
 
 /* The extension of a record with a path of @len bytes. */
@@ -154,7 +158,7 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 		       struct hl_req *req, bool pending)
 {
 	unsigned int len = hl_path_len(req->head);
-	size_t size = hl_rec_size(len);
+	size_t size = hl_rec_size(len, s->ids);
 	struct hlock_lock_record *rec;
 	struct hl_blockers b = { .max = HLOCK_MAX_BLOCKERS };
 	struct hlock_record_ext *ext;
@@ -214,6 +218,9 @@ static int hl_snap_req(struct hl_snap *s, struct hl_file *f,
 	ext->node_mode = node_mode;
 	hl_lease_fill(req, ext);
 	memcpy(ext->why, f->why, sizeof(ext->why));
+	if (s->ids)
+		memcpy((void *)rec + HLOCK_RECORD_IDS_OFFSET(len), &s->locker,
+		       sizeof(s->locker));
 	s->count++;
 	/* Where a test may hold the walk (hlock_test.h). */
 	hl_test_stall_path(HL_TP_TABLE, (char *)(rec + 1), len);
@@ -240,6 +247,15 @@ static int hl_snap_file(struct hl_snap *s, struct hl_file *f)
 	s->now = hl_clock();
 	/* Precise, against grant times of the coarse clock (hl_clock_coarse()). */
 	s->boot = ktime_get_boottime_ns();
+	/*
+	 * Read once for all of the locker's records.  A wait that ends
+	 * meanwhile (a grant needs no locker lock) leaves a seq that
+	 * HLOCK_IOC_REFUSE finds stale.
+	 */
+	s->locker.serial = f->serial;
+	s->locker.locker = f->id;
+	s->locker.wait_seq = READ_ONCE(lk->wait_seq);
+	s->locker.hold_seq = READ_ONCE(lk->hold_seq);
 	if (op->state == HL_OP_WAITING && op->queued)
 		pending = op->reqs[op->level];
 	hlist_for_each_entry(req, &lk->reqs, locker_node) {
@@ -262,7 +278,8 @@ static int hl_snap_file(struct hl_snap *s, struct hl_file *f)
  * @s->off is the size the whole table needs.
  */
 static int hl_snap_build(struct hl_snap *s, size_t limit,
-			 struct pid_namespace *ns, struct hl_ns *space)
+			 struct pid_namespace *ns, struct hl_ns *space,
+			 bool ids)
 {
 	unsigned long id = 0;
 	struct hl_file *f;
@@ -271,6 +288,7 @@ static int hl_snap_build(struct hl_snap *s, size_t limit,
 	memset(s, 0, sizeof(*s));
 	s->limit = limit;
 	s->ns = ns;
+	s->ids = ids;
 	for (;;) {
 		xa_lock(&space->lockers);
 		f = xa_find(&space->lockers, &id, ULONG_MAX, XA_PRESENT);
@@ -311,9 +329,11 @@ long hl_ioctl_table(struct hl_file *f, size_t usize, void __user *uarg)
 	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
 	if (ret)
 		return ret;
-	if (args.flags || args.reserved[0] || args.reserved[1])
+	if (args.flags & ~HLOCK_TABLE_F_IDS || args.reserved[0] ||
+	    args.reserved[1])
 		return -EINVAL;
-	ret = hl_snap_build(&s, args.size, task_active_pid_ns(current), f->ns);
+	ret = hl_snap_build(&s, args.size, task_active_pid_ns(current), f->ns,
+			    args.flags & HLOCK_TABLE_F_IDS);
 	if (!ret) {
 		args.needed = s.off;
 		args.count = 0;
@@ -331,6 +351,53 @@ long hl_ioctl_table(struct hl_file *f, size_t usize, void __user *uarg)
 		return ret;
 	if (copy_to_user(uarg, &args, sizeof(args)))
 		return -EFAULT;
+	return ret;
+}
+
+/**
+ * hl_ioctl_refuse() - HLOCK_IOC_REFUSE: fail a locker's waiting lock call
+ *	with -EDEADLK, for a deadlock search made outside the module.
+ * @f: The caller's locker; the victim is in its lock space.
+ * @usize: Size of the caller's struct hlock_refuse_args.
+ * @uarg: It.
+ *
+ * The victim is named as its lock records named it (HLOCK_TABLE_F_IDS);
+ * its continuation fails the call and undoes it (hl_op_refuse()).
+ *
+ * Context: process context, may sleep; takes the victim's locker lock.
+ * Return: 0 or -errno, as HLOCK_IOC_REFUSE.
+ */
+long hl_ioctl_refuse(struct hl_file *f, size_t usize, void __user *uarg)
+{
+	struct hlock_refuse_args args;
+	struct hl_ns *space = f->ns;
+	struct hl_grants g;
+	struct hl_file *v;
+	long ret;
+
+	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags || args.reserved[0] || args.reserved[1])
+		return -EINVAL;
+	if (!ns_capable(space->user_ns, CAP_SYS_ADMIN))
+		return -EPERM;
+	xa_lock(&space->lockers);
+	v = xa_load(&space->lockers, args.locker);
+	/* Going away once out of the array: its reference is 0. */
+	if (v && (v->serial != args.serial || !refcount_inc_not_zero(&v->ref)))
+		v = NULL;
+	xa_unlock(&space->lockers);
+	if (!v)
+		return -ESRCH;
+	hl_grants_init(&g);
+	mutex_lock(&v->lock);
+	ret = hl_op_refuse(&v->lk, args.wait_seq, args.hold_seq, &g);
+	hl_file_unlock(v);
+	/* The victim's continuation fails its call (hl_op_continue()). */
+	if (!list_empty(&g.lockers))
+		hl_grants_continue(&g);
+	hl_file_put(v);
 	return ret;
 }
 
@@ -409,7 +476,7 @@ static int hl_locks_show(struct seq_file *m, void *v)
 		   "HELD_NS", "TOKEN", "BLOCKERS", "RESOURCE", "WHY");
 	while (!ret && (ns = hl_ns_next(&index))) {
 		ret = hl_snap_build(&s, SIZE_MAX, task_active_pid_ns(current),
-				    ns);
+				    ns, false);
 		if (!ret)
 			hl_locks_show_snap(m, &s, ns->inum);
 		kvfree(s.buf);

@@ -11,6 +11,7 @@
 struct hl_file;
 
 long hl_ioctl_table(struct hl_file *f, size_t usize, void __user *uarg);
+long hl_ioctl_refuse(struct hl_file *f, size_t usize, void __user *uarg);
 void hl_debugfs_init(void);
 void hl_debugfs_exit(void);
 

@@ -134,7 +134,8 @@ int hlock_stats(int fd, unsigned int scope, struct hlock_stats *st)
 	return sys_result(ioctl(fd, HLOCK_IOC_STATS, &args));
 }
 
-int hlock_table(int fd, void *buf, size_t size, size_t *needed)
+static int table_flags(int fd, unsigned int flags, void *buf, size_t size,
+		       size_t *needed)
 {
 	struct hlock_table_args args;
 	int ret;
@@ -142,16 +143,22 @@ int hlock_table(int fd, void *buf, size_t size, size_t *needed)
 	memset(&args, 0, sizeof(args));
 	args.buf = (uint64_t)(uintptr_t)buf;
 	args.size = size;
+	args.flags = flags;
 	ret = sys_result(ioctl(fd, HLOCK_IOC_TABLE, &args));
 	if (needed)
 		*needed = args.needed;
 	return ret < 0 ? ret : (int)args.count;
 }
 
+int hlock_table(int fd, void *buf, size_t size, size_t *needed)
+{
+	return table_flags(fd, 0, buf, size, needed);
+}
+
 /* Bounded: the table can grow between the two calls, but not forever. */
 #define TABLE_TRIES	8
 
-int hlock_table_alloc(int fd, void **bufp)
+static int table_alloc_flags(int fd, unsigned int flags, void **bufp)
 {
 	size_t size = 0, needed = 0;
 	void *buf = NULL;
@@ -164,7 +171,7 @@ int hlock_table_alloc(int fd, void **bufp)
 		buf = malloc(size);
 		if (!buf)
 			return -ENOMEM;
-		ret = hlock_table(fd, buf, size, &needed);
+		ret = table_flags(fd, flags, buf, size, &needed);
 	}
 	if (ret < 0) {
 		free(buf);
@@ -172,6 +179,40 @@ int hlock_table_alloc(int fd, void **bufp)
 	}
 	*bufp = buf;
 	return ret;
+}
+
+int hlock_table_alloc(int fd, void **bufp)
+{
+	return table_alloc_flags(fd, 0, bufp);
+}
+
+int hlock_table_ids_alloc(int fd, void **bufp)
+{
+	return table_alloc_flags(fd, HLOCK_TABLE_F_IDS, bufp);
+}
+
+const struct hlock_record_ids *
+hlock_record_ids(const struct hlock_lock_record *rec)
+{
+	size_t off = HLOCK_RECORD_IDS_OFFSET(rec->path_len);
+
+	if (rec->rec_len < off + sizeof(struct hlock_record_ids))
+		return NULL;
+	return (const struct hlock_record_ids *)((const char *)rec + off);
+}
+
+int hlock_refuse(int fd, const struct hlock_record_ids *ids)
+{
+	struct hlock_refuse_args args;
+
+	if (!ids)
+		return -EFAULT;
+	memset(&args, 0, sizeof(args));
+	args.serial = ids->serial;
+	args.locker = ids->locker;
+	args.wait_seq = ids->wait_seq;
+	args.hold_seq = ids->hold_seq;
+	return sys_result(ioctl(fd, HLOCK_IOC_REFUSE, &args));
 }
 
 const char *hlock_level_name(unsigned int level)

@@ -57,6 +57,10 @@ int hlock_blocking(int fd, const char *path);
 int hlock_cluster_get(int fd, pid_t pid, char *name, size_t size);
 int hlock_cluster_set(int fd, pid_t pid, const char *name);
 int hlock_owner(int fd, unsigned int flags);
+int hlock_table_ids_alloc(int fd, void **buf);
+const struct hlock_record_ids *
+hlock_record_ids(const struct hlock_lock_record *rec);
+int hlock_refuse(int fd, const struct hlock_record_ids *ids);
 
 /*
  * Walking the records hlock_table() copied:

@@ -184,6 +184,135 @@ TEST_F_TIMEOUT(dl, two_processes_blocked, TEST_TMO)
 }
 
 /*
+ * The ids of the waiting record on @path in @fd's lock space, from a
+ * table with ids: 0, or -ENOENT when none waits there.
+ */
+static int waiting_ids(int fd, const char *path, struct hlock_record_ids *out)
+{
+	const struct hlock_lock_record *rec;
+	void *buf = NULL;
+	int i, n, ret = -ENOENT;
+
+	n = hlock_table_ids_alloc(fd, &buf);
+	if (n < 0)
+		return n;
+	rec = buf;
+	for (i = 0; i < n; i++, rec = hlock_record_next(rec)) {
+		const struct hlock_record_ids *ids = hlock_record_ids(rec);
+
+		if (!ids)
+			break;
+		if (rec->state != HLOCK_STATE_GRANTED &&
+		    !strcmp(hlock_record_path(rec), path)) {
+			*out = *ids;
+			ret = 0;
+		}
+	}
+	free(buf);
+	return ret;
+}
+
+/*
+ * HLOCK_IOC_REFUSE: a wait named by the table (as a search across nodes
+ * names it) fails with EDEADLK and leaves its locker as it was, a blocking
+ * call, an asynchronous one and a conversion alike; a name that is stale
+ * (another wait, a release since, a closed locker) refuses nothing.
+ */
+TEST_F_TIMEOUT(dl, refused_from_outside, TEST_TMO)
+{
+	struct hlock_record_ids ids, old;
+	struct hlock_refuse_args args;
+	int *fd = self->fd, p[2], i, status;
+	const struct hlock_record_ids *gids;
+	void *buf = NULL;
+	pid_t pid;
+
+	ASSERT_EQ(0, hlock_lock(fd[0], "o/x", X, 0, 0));
+	ASSERT_EQ(0, hlock_lock(fd[1], "o/y", S, 0, 0));
+	/* Every record of a table with ids carries them, holders too. */
+	ASSERT_LT(0, hlock_table_ids_alloc(fd[0], &buf));
+	gids = hlock_record_ids(buf);
+	ASSERT_NE(NULL, gids);
+	ASSERT_EQ(0U, gids->__pad);
+	ASSERT_EQ(0U, gids->wait_seq & 1);
+	free(buf);
+	/* An asynchronous wait. */
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[1], "o/x", S, ASYNC, -1));
+	ASSERT_EQ(0, waiting_ids(fd[0], "o/x", &ids));
+	ASSERT_EQ(1U, ids.wait_seq & 1);
+	old = ids;
+	old.wait_seq += 2;
+	ASSERT_EQ(-ESTALE, hlock_refuse(fd[0], &old));
+	old = ids;
+	old.hold_seq++;
+	ASSERT_EQ(-ESTALE, hlock_refuse(fd[0], &old));
+	old = ids;
+	old.serial++;
+	ASSERT_EQ(-ESRCH, hlock_refuse(fd[0], &old));
+	memset(&args, 0, sizeof(args));
+	args.serial = ids.serial;
+	args.locker = ids.locker;
+	args.wait_seq = ids.wait_seq;
+	args.hold_seq = ids.hold_seq;
+	args.flags = 1;
+	ASSERT_EQ(-EINVAL, raw_ioctl(fd[0], HLOCK_IOC_REFUSE, &args));
+	args.flags = 0;
+	args.reserved[1] = 1;
+	ASSERT_EQ(-EINVAL, raw_ioctl(fd[0], HLOCK_IOC_REFUSE, &args));
+	/* Only CAP_SYS_ADMIN refuses. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(setresuid(65534, 65534, 65534) ? 9 :
+		      hlock_refuse(fd[0], &ids) == -EPERM ? 0 : 10);
+	status = wait_child(pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, hlock_refuse(fd[0], &ids));
+	ASSERT_EQ(-EDEADLK, hlock_wait(fd[1], 5 * SEC));
+	ASSERT_EQ(self->before + 1, deadlocks(fd[0]));
+	ASSERT_EQ(S, hlock_held(fd[1], "o/y"));
+	ASSERT_EQ(NL, hlock_held(fd[1], "o/x"));
+	ASSERT_EQ(IS, hlock_held(fd[1], "o"));
+	ASSERT_EQ(-ESTALE, hlock_refuse(fd[0], &ids));
+	ASSERT_EQ(0, waiting(fd[0]));
+	/* A conversion: S to X behind another S. */
+	ASSERT_EQ(0, hlock_lock(fd[2], "o/y", S, 0, 0));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(fd[2], "o/y", X, ASYNC, -1));
+	ASSERT_EQ(0, waiting_ids(fd[0], "o/y", &ids));
+	ASSERT_EQ(0, hlock_refuse(fd[0], &ids));
+	ASSERT_EQ(-EDEADLK, hlock_wait(fd[2], 5 * SEC));
+	ASSERT_EQ(S, hlock_held(fd[2], "o/y"));
+	/* A call blocked in another process. */
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(p[0]);
+		report(p[1], 'w');
+		_exit(hlock_lock(fd[3], "o/x", X, 0, 30 * SEC) == -EDEADLK ?
+		      0 : 10);
+	}
+	close(p[1]);
+	ASSERT_EQ('w', read_report(p[0]));
+	for (i = 0; i < WAIT_POLLS && waiting(fd[0]) < 1; i++)
+		usleep(10000);
+	ASSERT_EQ(0, waiting_ids(fd[0], "o/x", &ids));
+	ASSERT_EQ(0, hlock_refuse(fd[0], &ids));
+	status = wait_child(pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(NL, hlock_held(fd[3], "o"));
+	/* A closed locker's name names nobody, even a reused number. */
+	close(fd[3]);
+	fd[3] = hlock_open();
+	ASSERT_LE(0, fd[3]);
+	ASSERT_EQ(-ESRCH, hlock_refuse(fd[0], &ids));
+	ASSERT_EQ(self->before + 3, deadlocks(fd[0]));
+	close(p[0]);
+}
+
+/*
  * Two S holders both ask for X: the first waits, the second is refused
  * and keeps its S; once it lets go, the first gets X.  Through intents
  * too: S on a by both, then X below a by both.

@@ -35,6 +35,10 @@
  *    locks and unlocks a shared path while the child exits or is killed.
  *    The grandchild's grants must keep the intent above them; afterwards
  *    held() and the table agree, and the owner's paths went all or none.
+ *  - refuse: the parent refuses a wait of a busy actor's lockers, named by
+ *    the lock table, as a deadlock search across nodes does
+ *    (HLOCK_IOC_REFUSE): the wait must be gone when the call returns, and
+ *    the actor's call fails with EDEADLK, its locker as it was.
  *  - stale: a lease of the actor on a path of its own is taken over by a
  *    helper locker; the actor queues X there behind it and unlocks the
  *    path: the request must be withdrawn (hlock_wait() says ENOENT), the
@@ -1320,6 +1324,74 @@ static int records_of(int fd, pid_t pid)
 }
 
 static uint64_t takeovers_seen;
+/* Waits refused from outside (refuse_wait()), over the run. */
+static unsigned long refusals;
+
+/*
+ * What a deadlock search across nodes does (HLOCK_IOC_REFUSE), from the
+ * parent: a wait of @a's lockers, named by the lock table, is refused.
+ * The victim's continuation runs inside the call, so the wait must be gone
+ * from the table once it returns; the call fails with EDEADLK and leaves
+ * the locker as it was, which the actor's own checks see.  Names gone
+ * stale meanwhile refuse nothing (ESTALE, ESRCH).
+ */
+static void refuse_wait(int me, struct actor *a)
+{
+	const struct hlock_lock_record *rec;
+	const struct hlock_record_ids *id;
+	struct hlock_record_ids victim;
+	bool found = false;
+	char prefix[16];
+	int i, n, ret;
+	size_t len;
+	void *buf;
+
+	len = (size_t)snprintf(prefix, sizeof(prefix), "p%d.", (int)a->pid);
+	n = hlock_table_ids_alloc(me, &buf);
+	if (n < 0) {
+		fail("table with ids: %d", n);
+		return;
+	}
+	for (i = 0, rec = buf; i < n && !found;
+	     i++, rec = hlock_record_next(rec)) {
+		id = hlock_record_ids(rec);
+		if (rec->state == HLOCK_STATE_GRANTED || !id ||
+		    strncmp(hlock_record_why(rec), prefix, len))
+			continue;
+		victim = *id;
+		found = true;
+	}
+	free(buf);
+	if (!found)
+		return;
+	ret = hlock_refuse(me, &victim);
+	if (verbose)
+		printf("# seed %d step %d: refuse a wait of pid %d: %d\n",
+		       seed_now, step_now, (int)a->pid, ret);
+	if (ret == -ESTALE || ret == -ESRCH)
+		return;
+	if (ret) {
+		fail("refusing a wait of pid %d: %d", (int)a->pid, ret);
+		return;
+	}
+	refusals++;
+	n = hlock_table_ids_alloc(me, &buf);
+	if (n < 0) {
+		fail("table with ids: %d", n);
+		return;
+	}
+	for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec)) {
+		id = hlock_record_ids(rec);
+		if (id && id->serial == victim.serial &&
+		    id->wait_seq == victim.wait_seq &&
+		    rec->state != HLOCK_STATE_GRANTED) {
+			fail("a refused wait of pid %d on \"%s\" is still there",
+			     (int)a->pid, hlock_record_path(rec));
+			break;
+		}
+	}
+	free(buf);
+}
 
 static int check_all(int me)
 {
@@ -1497,6 +1569,8 @@ static int run_seed(int me, int seed, int steps)
 			}
 		} else if (what < 5) {
 			kill_actor(me, a);
+		} else if (what < 9 && (a->busy || a->pending)) {
+			refuse_wait(me, a);
 		} else if (!a->busy && !a->stopped) {
 			random_cmd(a, &c);
 			send_cmd(a, &c);
@@ -1588,6 +1662,7 @@ int main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
+	printf("# %lu waits refused from outside\n", refusals);
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",
 	       passed, failed);
 	return failed ? 1 : 0;

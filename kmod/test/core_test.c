@@ -439,6 +439,10 @@ void hl_resched(void)
 		fn();
 }
 
+/* A refusal from outside runs its continuation (test_refuse()). */
+static bool refusing;
+static unsigned int note_refused;
+
 void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
 		      unsigned int mode)
 {
@@ -450,6 +454,11 @@ void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
 	 */
 	if (lk->op.heads[level]->cluster && !graph_locked) {
 		note_dlm_deadlock++;
+		return;
+	}
+	/* Or a search made outside the core (hl_op_refuse()). */
+	if (refusing) {
+		note_refused++;
 		return;
 	}
 	CHECK(graph_locked && cycle_through(lk), "deadlock without a cycle");
@@ -1340,6 +1349,72 @@ static void test_deadlock_conversion(void)
 	      "as it was");
 	CHECK(unlock(1, "c") == 0 && collect(0) == 0, "first gets X");
 	CHECK(unlock(3, "a") == 0 && collect(2) == 0, "IX, then X on a/2");
+	check_invariants();
+	reset();
+}
+
+/* Refuse @who's wait from outside (HLOCK_IOC_REFUSE), as the glue does. */
+static int refuse(int who, unsigned int wait_seq, unsigned int hold_seq)
+{
+	struct hl_locker *lk = &lockers[who].lk;
+	struct hl_grants g;
+	int ret;
+
+	hl_grants_init(&g);
+	ret = hl_op_refuse(lk, wait_seq, hold_seq, &g);
+	refusing = true;
+	run_grants(&g);
+	refusing = false;
+	return ret;
+}
+
+/*
+ * A search made outside the core (across nodes) refuses a wait: only the
+ * wait it saw, of a locker that kept its locks since; the call fails with
+ * -EDEADLK and leaves the locker as before it, conversions and new
+ * requests alike.  A try-lock's wait is never refused.
+ */
+static void test_refuse(void)
+{
+	struct hl_locker *lk;
+	unsigned int ws, hs;
+
+	CHECK(lock(0, "a/b", HLOCK_X, 0) == 0 && lock(1, "a/c", HLOCK_S, 0) == 0,
+	      "setup");
+	CHECK(refuse(1, 1, 0) == -ESTALE, "nothing waits");
+	CHECK(lock(1, "a/b", HLOCK_S, 0) == -EINPROGRESS, "1 waits");
+	lk = &lockers[1].lk;
+	ws = lk->wait_seq;
+	hs = lk->hold_seq;
+	CHECK(ws & 1, "wait_seq odd while waiting");
+	CHECK(refuse(1, ws + 2, hs) == -ESTALE, "another wait");
+	CHECK(refuse(1, ws, hs + 1) == -ESTALE, "released since");
+	CHECK(refuse(1, ws, hs) == 0 && note_refused == 1, "refused, noted");
+	CHECK(collect(1) == -EDEADLK, "the call fails");
+	CHECK(held(1, "a/c") == HLOCK_S && held(1, "a/b") == HLOCK_NL &&
+	      held(1, "a") == HLOCK_IS, "1 as before the call");
+	CHECK(refuse(1, ws, hs) == -ESTALE, "not twice");
+	check_invariants();
+	/* A conversion, refused: the mode held stays. */
+	CHECK(lock(2, "q", HLOCK_S, 0) == 0 && lock(3, "q", HLOCK_S, 0) == 0,
+	      "two S");
+	CHECK(lock(2, "q", HLOCK_X, 0) == -EINPROGRESS, "S -> X waits");
+	lk = &lockers[2].lk;
+	CHECK(refuse(2, lk->wait_seq, lk->hold_seq) == 0, "conversion refused");
+	CHECK(collect(2) == -EDEADLK && held(2, "q") == HLOCK_S, "still S");
+	/* A refusal that a grant beats is stale, and the grant stands. */
+	CHECK(lock(2, "q", HLOCK_X, 0) == -EINPROGRESS, "S -> X waits again");
+	ws = lk->wait_seq;
+	hs = lk->hold_seq;
+	CHECK(unlock(3, "q") == 0, "the other S goes");
+	CHECK(refuse(2, ws, hs) == -ESTALE, "granted first");
+	CHECK(collect(2) == 0 && held(2, "q") == HLOCK_X, "X");
+	/* A try-lock waiting for a moment is not refused. */
+	CHECK(lock(4, "q", HLOCK_S, HL_RF_TRY) == -EINPROGRESS, "a try");
+	lk = &lockers[4].lk;
+	CHECK(refuse(4, lk->wait_seq, lk->hold_seq) == -ESTALE, "not a try");
+	cancel(4);
+	CHECK(note_refused == 2, "each refusal noted once");
 	check_invariants();
 	reset();
 }
@@ -3270,7 +3345,28 @@ static unsigned int rnd(unsigned int n)
 }
 
 /* Random operations with invariant checks; then everything drains. */
-static unsigned long random_deadlocks, random_cycles;
+static unsigned long random_deadlocks, random_cycles, random_refused;
+
+/*
+ * Refuse @w's wait from outside, with its sequence numbers or stale ones:
+ * only a waiting call with both current is refused, and fails.
+ */
+static void random_refuse(int w, unsigned int seed, unsigned int i)
+{
+	struct hl_locker *lk = &lockers[w].lk;
+	unsigned int ws = lk->wait_seq, hs = lk->hold_seq;
+	bool waits = lk->op.state == HL_OP_WAITING;
+	int stale = rnd(4), ret;
+
+	ret = refuse(w, ws + (stale == 0 ? 2 : 0), hs + (stale == 1));
+	CHECK(ret == (waits && stale > 1 ? 0 : -ESTALE),
+	      "seed %u step %u: refuse %d: %d", seed, i, w, ret);
+	if (!ret) {
+		CHECK(collect(w) == -EDEADLK && lk->op.state == HL_OP_IDLE,
+		      "seed %u step %u: refused, but not failed", seed, i);
+		random_refused++;
+	}
+}
 
 static void test_random(unsigned int seed, unsigned int steps)
 {
@@ -3328,6 +3424,8 @@ static void test_random(unsigned int seed, unsigned int steps)
 		default:
 			if (!rnd(8))
 				release_all(w);
+			else if (!rnd(4) && lockers[w].used)
+				random_refuse(w, seed, i);
 			else if (!rnd(8))
 				/* Taken up by each head at its next pass. */
 				policy = policy == HLOCK_POLICY_FIFO ?
@@ -3383,6 +3481,7 @@ int main(void)
 	test_deadlock_cycle(3);
 	test_deadlock_cycle(10);
 	test_deadlock_conversion();
+	test_refuse();
 	test_deadlock_ahead();
 	test_deadlock_off();
 	test_deadlock_long();
@@ -3433,10 +3532,11 @@ int main(void)
 	      wait_claims, note_wait);
 	CHECK(random_deadlocks > 0, "the random test met deadlocks");
 	CHECK(random_cycles == 0, "%lu cycles nobody refused", random_cycles);
+	CHECK(random_refused > 0, "the random test refused waits from outside");
 	CHECK(!locker_refs && !graph_locked, "searches let go");
 	CHECK(!waitqs, "%ld queues not given back", waitqs);
-	printf("core_test: %lu deadlocks refused, %lu cycles in place\n",
-	       random_deadlocks, random_cycles);
+	printf("core_test: %lu deadlocks refused, %lu cycles in place, %lu waits refused from outside\n",
+	       random_deadlocks, random_cycles, random_refused);
 	printf("core_test: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -154,6 +154,12 @@ struct hlock_info {
 #define HLOCK_FEAT_CLUSTER_BIND	(1ULL << 9)
 /* HLOCK_IOC_OWNER: lockers whose locks end with their process. */
 #define HLOCK_FEAT_OWNER	(1ULL << 10)
+/*
+ * HLOCK_TABLE_F_IDS and HLOCK_IOC_REFUSE: a deadlock search made outside
+ * the module (across the nodes of a cluster, hlock-deadlockd) names the
+ * lockers of the table and refuses one's wait.
+ */
+#define HLOCK_FEAT_REFUSE	(1ULL << 11)
 
 /* Levels of the statistics: a resource's depth below the root. */
 #define HLOCK_LEVEL_GLOBAL	0	/* the root */
@@ -364,12 +370,44 @@ struct hlock_record_ext {
 	(sizeof(struct hlock_lock_record) + (((path_len) + 8) & ~7UL))
 
 /**
+ * struct hlock_record_ids - Whose a lock record is, and which of its waits
+ *	and holds, at HLOCK_RECORD_IDS_OFFSET(path_len) from the record's
+ *	start when the table was asked for them (HLOCK_TABLE_F_IDS).
+ * @serial: The locker's serial number: no other locker had it since the
+ *	module loaded.
+ * @locker: The locker's number in its lock space (a later locker may
+ *	reuse it once this one is closed).
+ * @wait_seq: Odd while a request of the locker waits; it changes whenever
+ *	one starts or stops waiting.
+ * @hold_seq: Changes whenever the locker lowers or releases a request.
+ * @__pad: Zero.
+ *
+ * The same for every record of one locker in one table.  They name a wait
+ * to HLOCK_IOC_REFUSE.
+ */
+struct hlock_record_ids {
+	__u64 serial;
+	__u32 locker;
+	__u32 wait_seq;
+	__u32 hold_seq;
+	__u32 __pad;
+};
+
+/* Offset of a record's struct hlock_record_ids from the record's start. */
+#define HLOCK_RECORD_IDS_OFFSET(path_len)				\
+	(HLOCK_RECORD_EXT_OFFSET(path_len) + sizeof(struct hlock_record_ext))
+
+/* Flags of struct hlock_table_args. */
+/* Each record ends with a struct hlock_record_ids (HLOCK_FEAT_REFUSE). */
+#define HLOCK_TABLE_F_IDS	(1U << 0)
+
+/**
  * struct hlock_table_args - Argument of HLOCK_IOC_TABLE.
  * @buf: User pointer to a buffer for the records.
  * @size: Bytes at @buf.
  * @needed: Set to the bytes the whole table needs.
  * @count: Set to the records copied.
- * @flags: Must be zero.
+ * @flags: 0 or HLOCK_TABLE_F_IDS.
  * @reserved: Must be zero.
  */
 struct hlock_table_args {
@@ -710,5 +748,36 @@ struct hlock_owner_args {
  * (HLOCK_FEAT_OWNER).  Errors: EINVAL.
  */
 #define HLOCK_IOC_OWNER		_IOW(HLOCK_IOC_MAGIC, 17, struct hlock_owner_args)
+
+/**
+ * struct hlock_refuse_args - Argument of HLOCK_IOC_REFUSE: a wait that a
+ *	deadlock search made outside the module found on a cycle.
+ * @serial: The locker's serial, as its lock records gave it
+ *	(struct hlock_record_ids).
+ * @locker: Its number.
+ * @wait_seq: Its wait_seq then: no other wait of it is refused.
+ * @hold_seq: Its hold_seq then: nor one whose locker lowered or released
+ *	a lock since.
+ * @flags: Must be zero.
+ * @reserved: Must be zero.
+ */
+struct hlock_refuse_args {
+	__u64 serial;
+	__u32 locker;
+	__u32 wait_seq;
+	__u32 hold_seq;
+	__u32 flags;
+	__u64 reserved[2];
+};
+
+/*
+ * HLOCK_IOC_REFUSE: fail the waiting lock call of a locker of the caller's
+ * lock space with EDEADLK, as the deadlock search does: the locker is left
+ * as before that call (HLOCK_FEAT_REFUSE).  Takes CAP_SYS_ADMIN in the
+ * user namespace of the lock space's IPC namespace.  Errors: EPERM,
+ * EINVAL, ESRCH (no such locker), ESTALE (it is not in that wait any more,
+ * lowered or released a lock since, or the wait is a try-lock's).
+ */
+#define HLOCK_IOC_REFUSE	_IOW(HLOCK_IOC_MAGIC, 18, struct hlock_refuse_args)
 
 #endif /* _UAPI_LINUX_HLOCK_H */
