@@ -147,7 +147,7 @@ deps:
 # copies those libraries into the VM.
 TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-demo hlock lshlock hlock-bench \
 	hlock-cluster-bench hlock-sqlite-bench \
-	hlock-uring-demo)
+	hlock-uring-demo hlock-deadlockd)
 URING_TOOLS := $(patsubst %,$(BUILD)/tools/%,hlock-bench hlock-uring-demo)
 tools: $(TOOLS)
 
@@ -166,6 +166,10 @@ $(BUILD)/tools/lshlock: TOOL_CFLAGS = $(SMARTCOLS_CFLAGS)
 $(BUILD)/tools/lshlock: TOOL_LIBS = $(SMARTCOLS_LIBS)
 # The SQLite benchmark links Debian's libsqlite3 dynamically, as SQLite's
 # users do (vm-run copies it), and the VFS's static library.
+# The daemon of deadlocks across nodes talks to corosync through libcpg,
+# dynamically, as dlm_controld does (vm-run copies the library).
+$(BUILD)/tools/hlock-deadlockd: TOOL_LDFLAGS :=
+$(BUILD)/tools/hlock-deadlockd: TOOL_LIBS := -lcpg
 $(BUILD)/tools/hlock-sqlite-bench: TOOL_LDFLAGS :=
 $(BUILD)/tools/hlock-sqlite-bench: TOOL_CFLAGS := -Ilib/sqlite
 $(BUILD)/tools/hlock-sqlite-bench: TOOL_LIBS := lib/libhlock_sqlite.a -lsqlite3
@@ -182,11 +186,12 @@ $(BUILD)/tools/%: tools/%.c tools/cli_common.h $(LIB_SRCS) lib/hlock.h \
 # installed beside them, and with liburing and libsmartcols dynamically.
 # Only the ABI of lib/libhlock.map is theirs to call.
 SHARED_TOOLS := $(patsubst %,$(BUILD)/tools-shared/%,hlock lshlock \
-	hlock-uring-demo)
+	hlock-uring-demo hlock-deadlockd)
 tools-shared: $(SHARED_TOOLS)
 
 $(BUILD)/tools-shared/hlock-uring-demo: TOOL_LIBS := -luring
 $(BUILD)/tools-shared/hlock-uring-demo: lib/hlock_uring.h
+$(BUILD)/tools-shared/hlock-deadlockd: TOOL_LIBS := -lcpg
 $(BUILD)/tools-shared/lshlock: TOOL_CFLAGS = $(SMARTCOLS_CFLAGS)
 $(BUILD)/tools-shared/lshlock: TOOL_LIBS = $(SMARTCOLS_LIBS)
 
@@ -245,7 +250,8 @@ man-version:
 	sed -i -E -e '/^\.TH /s/"hlock [^"]*"/"hlock $(HLOCK_VERSION)"/' \
 		-e 's/from hlock [^ ]+ \(ABI/from hlock $(HLOCK_VERSION) (ABI/' \
 		tools/hlock.1 tools/hlock-uring-demo.1 lib/libhlock.3 \
-		lib/libhlock_sqlite.3 kmod/hlock.4 tools/lshlock.8
+		lib/libhlock_sqlite.3 kmod/hlock.4 tools/lshlock.8 \
+		tools/hlock-deadlockd.8
 
 clean:
 	rm -rf $(BUILD) lib/libhlock.a lib/libhlock.so lib/libhlock_sqlite.a \
