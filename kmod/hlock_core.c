@@ -1698,10 +1698,8 @@ int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 		/*
 		 * Its node lost the cluster: it will never be granted.  Or
 		 * the DLM refused its node the conversion as a deadlock with
-		 * another node's (hl_node_refuse()), or a search across the
-		 * nodes found its wait on a cycle (hl_op_refuse()).  Or an
-		 * edge to its wait closed a cycle (dl_recheck()): it was
-		 * withdrawn.
+		 * another node's (hl_node_refuse()).  Or an edge to its wait
+		 * closed a cycle (dl_recheck()): it was withdrawn.
 		 */
 		op_undo(lk, g);
 		op->error = lost ? -ENOLINK : -EDEADLK;
@@ -1724,6 +1722,61 @@ int hl_op_continue(struct hl_locker *lk, struct hl_grants *g)
 	}
 	hl_op_done(lk);
 	return ret;
+}
+
+/**
+ * hl_op_refuse() - Refuse a waiting operation that a search made outside
+ *	the module found on a cycle of waits (across the nodes of a
+ *	cluster: HLOCK_IOC_REFUSE).
+ * @lk: The locker.
+ * @wait_seq: @lk's wait_seq when the cycle was found: a later wait is not
+ *	on it.
+ * @hold_seq: @lk's hold_seq then: once it lowered or released a lock, the
+ *	others may no longer wait for it.
+ * @g: Lockers that the withdrawal and the undoing granted; @lk too, for
+ *	its continuation to end the call (hl_op_continue() finds it failed).
+ *
+ * As the deadlock search refuses a wait: the waiting level is withdrawn,
+ * unless a grant came first, and every level acquired is undone; the
+ * operation fails with -EDEADLK, all before this returns.  A try-lock's
+ * wait is never refused: it gives up by itself.
+ *
+ * Context: @lk's locker lock; takes the head lock of the wait.
+ * Return: 0, or -ESTALE when @lk is no longer in that wait (granted,
+ * withdrawn, another one), lowered or released a lock since, or waits as
+ * a try-lock; nothing changed then.
+ */
+int hl_op_refuse(struct hl_locker *lk, unsigned int wait_seq,
+		 unsigned int hold_seq, struct hl_grants *g)
+{
+	struct hl_op *op = &lk->op;
+	unsigned int wanted;
+	struct hl_head *h;
+
+	hl_assert_locker_locked(lk);
+	if (op->state != HL_OP_WAITING || !op->queued ||
+	    op->flags & HL_RF_TRY || !(wait_seq & 1) ||
+	    lk->hold_seq != hold_seq || READ_ONCE(lk->wait_seq) != wait_seq)
+		return -ESTALE;
+	/*
+	 * wait_seq changes under the head lock of the wait, and a new wait
+	 * begins only under the locker lock: equal here, the level is in
+	 * that wait or was granted meanwhile, which the withdrawal sees.
+	 */
+	wanted = op->level + 1 == op->nr ? op->mode : op->intent;
+	h = op->heads[op->level];
+	if (!hl_op_withdraw(lk, g))
+		return -ESTALE;
+	hl_note_deadlock(lk, op->level, wanted);
+	/* Collected as a grant is: under the head lock of the wait. */
+	hl_head_lock(h);
+	hl_grant_notify(lk, g);
+	hl_head_unlock(h);
+	op_undo(lk, g);
+	op->error = -EDEADLK;
+	op->state = HL_OP_FAILED;
+	hl_op_done(lk);
+	return 0;
 }
 
 /**

@@ -262,10 +262,9 @@ struct hl_lease;
  *	since it was granted in its mode: told once per grant, as DLM sends
  *	one blocking AST per grant.  A granted conversion or a downgrade
  *	re-arms it.
- * @refused: Its wait is refused: the DLM refused this node the mode a
- *	pending conversion needs as a conversion deadlock (hl_node_refuse()),
- *	or a search made outside the module found the wait on a cycle
- *	(hl_op_refuse()); its continuation fails it with -EDEADLK.
+ * @refused: Its pending conversion is refused: the DLM refused this node
+ *	the mode it needs as a conversion deadlock (hl_node_refuse()); its
+ *	continuation fails it with -EDEADLK.
  * @lease: In the kernel, the glue's lease on the request, or NULL; the
  *	core never looks at it.
  *

@@ -1361,10 +1361,13 @@ static int refuse(int who, unsigned int wait_seq, unsigned int hold_seq)
 	int ret;
 
 	hl_grants_init(&g);
-	ret = hl_op_refuse(lk, wait_seq, hold_seq, &g);
 	refusing = true;
-	run_grants(&g);
+	ret = hl_op_refuse(lk, wait_seq, hold_seq, &g);
 	refusing = false;
+	/* Refused, the wait is gone already: only the collection is left. */
+	CHECK(ret || (lk->op.state == HL_OP_FAILED && !lk->op.queued &&
+		      !(lk->wait_seq & 1)), "refused, but still waiting");
+	run_grants(&g);
 	return ret;
 }
 

@@ -773,7 +773,8 @@ struct hlock_refuse_args {
 /*
  * HLOCK_IOC_REFUSE: fail the waiting lock call of a locker of the caller's
  * lock space with EDEADLK, as the deadlock search does: the locker is left
- * as before that call (HLOCK_FEAT_REFUSE).  Takes CAP_SYS_ADMIN in the
+ * as before that call, but for a yield's re-acquisition, which fails the
+ * yield holding nothing (HLOCK_FEAT_REFUSE).  Takes CAP_SYS_ADMIN in the
  * user namespace of the lock space's IPC namespace.  Errors: EPERM,
  * EINVAL, ESRCH (no such locker), ESTALE (it is not in that wait any more,
  * lowered or released a lock since, or the wait is a try-lock's).
