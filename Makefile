@@ -16,7 +16,8 @@
 #   make debug-kernel the 6.12 debug kernel (lockdep, KASAN, UBSAN,
 #                     kmemleak), built once and cached; see scripts/debug-kernel
 #   make selftests    the static kselftest binaries, in build/selftests/
-#   make unit         the grant logic's userspace unit tests (ASan, UBSan)
+#   make unit         the grant logic's userspace unit tests (ASan, UBSan),
+#                     and hlock-deadlockd's search (tools/test/)
 #   make check        everything above on 6.1, 6.12, 6.12 PREEMPT_RT and
 #                     the debug kernel, in VMs
 #   make demo         processes sharing hierarchical locks, in a VM
@@ -204,8 +205,16 @@ $(BUILD)/tools-shared/%: tools/%.c tools/cli_common.h lib/hlock.h \
 selftests: deps lib sqlite tools
 	$(MAKE) -C selftests OUTPUT=$(BUILD)/selftests TOP=$(TOP)
 
-unit:
+unit: $(BUILD)/unit/deadlockd_test
 	$(MAKE) -C kmod/test TOP=$(TOP) run
+	$(BUILD)/unit/deadlockd_test
+
+# hlock-deadlockd's search on made-up snapshots (no corosync needed).
+$(BUILD)/unit/deadlockd_test: tools/test/deadlockd_test.c tools/hlock-deadlockd.c \
+		tools/cli_common.h $(LIB_SRCS) lib/hlock.h uapi/linux/hlock.h lib/VERSION
+	@mkdir -p $(@D)
+	$(CC) $(TOOL_DEFS) -O1 -g $(WFLAGS) -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -Ilib -Iuapi -o $@ $< $(LIB_SRCS) -lcpg
 
 check: deps
 	scripts/check

@@ -33,6 +33,17 @@
 #define CLI_VERSION_LINE(prog) \
 	prog " from hlock " HLOCK_VERSION " (ABI %d)\n", HLOCK_ABI_VERSION
 
+/*
+ * Where hlock-deadlockd tells lshlock who on other nodes blocks this
+ * node's waits, after each round: one line per blocker,
+ * "SERIAL WAIT_SEQ NODE PID COMM WHY" (the waiter's locker serial and
+ * wait_seq; COMM and WHY in hex, "-" when empty).  Private to the two.
+ */
+#ifndef CLI_REMOTE_DIR
+#define CLI_REMOTE_DIR		"/run/hlock-deadlockd"
+#endif
+#define CLI_REMOTE_BLOCKERS	CLI_REMOTE_DIR "/blockers"
+
 /* How the root resource "" is shown to humans. */
 #define CLI_ROOT_NAME	"(global)"
 

@@ -68,12 +68,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <corosync/cpg.h>
 
 #include "hlock.h"
-
 #define PROG		"hlock-deadlockd"
+#include "cli_common.h"
+
 #define INTERVAL_PARAM	"/sys/module/hlock/parameters/cluster_deadlock_ms"
 #define CLUSTER_PARAM	"/sys/module/hlock/parameters/cluster"
 /* Most bytes of records one snapshot sends. */
@@ -82,8 +84,19 @@
 #define MAX_MEMBERS	64
 /* Most lockers of a cycle. */
 #define MAX_CYCLE	64
+/* Edges one round's search looks at, at most. */
+#define SEARCH_BUDGET	(1UL << 24)
+/* Intervals between two rounds a node starts for the same old waits. */
+#define BACKOFF		16
 /* Seconds a round may wait for its members' answers. */
 #define ROUND_MAX_S	10
+
+/*
+ * The protocol's version, in the group's name: daemons whose messages
+ * differ never meet (a rolling upgrade searches each version's nodes
+ * apart, and finds no cycle across them meanwhile).
+ */
+#define DL_VERSION	1
 
 enum dl_type { DL_START = 1, DL_SNAP, DL_CONFIRM, DL_ABORT };
 
@@ -114,6 +127,7 @@ struct snap_rec {
 	uint16_t path_len;
 	uint16_t pad2;
 	char comm[HLOCK_COMM_LEN];
+	char why[HLOCK_WHY_LEN];
 };
 
 /* A member's snapshot of the round, as delivered. */
@@ -130,8 +144,6 @@ struct vertex {
 	unsigned int member;		/* index in the round's members */
 	const struct snap_rec *wait;	/* its waiting record, or NULL */
 	const struct snap_rec *any;	/* a record of it, for its names */
-	int on_stack;
-	bool done;
 };
 
 static struct {
@@ -143,6 +155,7 @@ static struct {
 	unsigned int interval_arg;	/* --interval, 0: the parameter */
 	uint64_t seq;			/* rounds this daemon started */
 	int64_t last_start;		/* when it last sent START */
+	uint64_t last_hash;		/* its old waits then (old_wait()) */
 	int64_t round_end;		/* when the last round ended here */
 	/* The round in progress. */
 	bool active;
@@ -323,7 +336,7 @@ static void binding(char *buf, size_t size)
  * Whether the node has a cluster wait of at least @ms.  Return: 1, 0, or
  * -1 on error.
  */
-static int old_wait(unsigned int ms)
+static int old_wait(unsigned int ms, uint64_t *hash)
 {
 	const struct hlock_lock_record *rec;
 	int i, n, found = 0;
@@ -331,13 +344,19 @@ static int old_wait(unsigned int ms)
 
 	if (!buf)
 		return -1;
-	for (i = 0, rec = buf; i < n && !found;
-	     i++, rec = hlock_record_next(rec)) {
+	/* FNV-1a of the old waits' names: which waits they are. */
+	*hash = 0xcbf29ce484222325ULL;
+	for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec)) {
 		const struct hlock_record_ext *ext = hlock_record_ext(rec);
+		const struct hlock_record_ids *ids = hlock_record_ids(rec);
 
-		found = ext && (ext->flags & HLOCK_REC_CLUSTER) &&
-			rec->state != HLOCK_STATE_GRANTED &&
-			rec->wait_ns >= (uint64_t)ms * 1000000;
+		if (!ext || !ids || !(ext->flags & HLOCK_REC_CLUSTER) ||
+		    rec->state == HLOCK_STATE_GRANTED ||
+		    rec->wait_ns < (uint64_t)ms * 1000000)
+			continue;
+		found = 1;
+		*hash = (*hash ^ ids->serial) * 0x100000001b3ULL;
+		*hash = (*hash ^ ids->wait_seq) * 0x100000001b3ULL;
 	}
 	free(buf);
 	return found;
@@ -366,6 +385,8 @@ static bool snap_add(char *out, size_t *len,
 	r->wait_ns = rec->state == HLOCK_STATE_GRANTED ? 0 : rec->wait_ns;
 	memcpy(r->comm, rec->comm, sizeof(r->comm));
 	r->comm[sizeof(r->comm) - 1] = 0;
+	memcpy(r->why, hlock_record_why(rec), sizeof(r->why));
+	r->why[sizeof(r->why) - 1] = 0;
 	memcpy(r + 1, hlock_record_path(rec), rec->path_len);
 	*len += size;
 	return true;
@@ -373,8 +394,9 @@ static bool snap_add(char *out, size_t *len,
 
 /*
  * Send this node's part of the round: its cluster waits, then the grants
- * that block someone, then the others, as room allows (a grant left out
- * only hides an edge: a cycle missed, never one made up).
+ * that block someone (a waiter here, HLOCK_REC_BLOCKING, or on another
+ * node, HLOCK_REC_REMOTE_WAIT), as room allows.  A grant left out only
+ * hides an edge: a cycle missed, never one made up.
  */
 static void send_snap(void)
 {
@@ -387,7 +409,7 @@ static void send_snap(void)
 
 	if (!out || !buf)
 		n = 0;
-	for (pass = 0; pass < 3; pass++) {
+	for (pass = 0; pass < 2; pass++) {
 		for (i = 0, rec = buf; i < n; i++, rec = hlock_record_next(rec)) {
 			const struct hlock_record_ext *ext = hlock_record_ext(rec);
 			bool waits = rec->state != HLOCK_STATE_GRANTED;
@@ -396,8 +418,7 @@ static void send_snap(void)
 
 			if (!ext || !(ext->flags & HLOCK_REC_CLUSTER))
 				continue;
-			if ((pass == 0) != waits ||
-			    (pass > 0 && (pass == 1) != blocks))
+			if ((pass == 0) != waits || (pass == 1 && !blocks))
 				continue;
 			if (snap_add(out, &len, rec))
 				h.count++;
@@ -585,83 +606,178 @@ static unsigned int held_first(struct graph *g, const struct snap_rec *w)
 	return lo;
 }
 
-/*
- * Depth first from @v.  @stack holds the path; a back edge to a vertex on
- * it closes a cycle, kept if one of its edges joins two nodes.  Return:
- * true once such a cycle is in d.cycle.  Iterative, bounded by the stack.
- */
-static bool dfs(struct graph *g, unsigned int start, unsigned int *stack,
-		unsigned int *next)
+/* Write @len bytes of @s as hex: what lshlock reads back, any byte. */
+static void put_hex(FILE *f, const char *s, size_t len)
 {
-	unsigned int depth = 0;
+	size_t i;
 
-	stack[0] = start;
-	next[0] = g->v[start].wait ? held_first(g, g->v[start].wait) : g->nheld;
-	g->v[start].on_stack = 1;
-	while (depth != UINT_MAX) {
-		unsigned int v = stack[depth];
+	for (i = 0; i < len && s[i]; i++)
+		fprintf(f, "%02x", (unsigned char)s[i]);
+	if (!i)
+		fputc('-', f);
+}
+
+/*
+ * Tell lshlock who, on other nodes, blocks this node's waits: for each
+ * waiting locker of this node, every locker of another node that holds a
+ * conflicting mode on its resource, one line each (CLI_REMOTE_BLOCKERS,
+ * replaced whole).  As of this round: a wait that began since is not in
+ * it, and lshlock matches a line to a wait by the locker's serial and
+ * wait_seq, so a line about a wait that ended names nothing.
+ */
+static void publish(struct graph *g)
+{
+	char tmp[] = CLI_REMOTE_BLOCKERS ".XXXXXX";
+	int mine = round_index(d.me), fd;
+	unsigned int v, i;
+	FILE *f;
+
+	if (mine < 0 ||
+	    (mkdir(CLI_REMOTE_DIR, 0755) && errno != EEXIST))
+		return;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return;
+	fchmod(fd, 0644);
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	for (v = 0; v < g->nv; v++) {
 		const struct snap_rec *w = g->v[v].wait;
-		unsigned int i = next[depth], h, u;
-		const struct snap_rec *r;
 
-		if (!w || i >= g->nheld) {
-			g->v[v].on_stack = 0;
-			g->v[v].done = true;
-			depth--;
+		if (!w || node_of(g->v[v].member) != node_of((unsigned int)mine))
 			continue;
-		}
-		next[depth] = i + 1;
-		r = g->rec[g->held[i]];
-		if (r->path_len != w->path_len ||
-		    memcmp(rec_path(r), rec_path(w), w->path_len)) {
-			next[depth] = g->nheld;
-			continue;
-		}
-		u = g->rv[g->held[i]];
-		if (u == v || compatible(rec_wanted(w), r->mode))
-			continue;
-		if (g->v[u].on_stack) {
-			bool cross = false;
-			unsigned int k, from;
+		for (i = held_first(g, w); i < g->nheld; i++) {
+			const struct snap_rec *r = g->rec[g->held[i]];
+			unsigned int u = g->rv[g->held[i]];
 
-			/* The cycle: stack from u's place to the top. */
-			for (from = 0; stack[from] != u; from++)
-				;
-			if (depth - from + 1 > MAX_CYCLE)
+			if (r->path_len != w->path_len ||
+			    memcmp(rec_path(r), rec_path(w), w->path_len))
+				break;
+			if (node_of(g->v[u].member) == node_of(g->v[v].member) ||
+			    compatible(rec_wanted(w), r->mode))
 				continue;
-			for (k = from; k <= depth; k++) {
-				unsigned int a = stack[k];
-				unsigned int b = k < depth ? stack[k + 1] : u;
+			fprintf(f, "%" PRIu64 " %u %u %u ", w->serial, w->wait_seq,
+				node_of(g->v[u].member), r->pid);
+			put_hex(f, r->comm, sizeof(r->comm));
+			fputc(' ', f);
+			put_hex(f, r->why, sizeof(r->why));
+			fputc('\n', f);
+		}
+	}
+	if (fclose(f) || rename(tmp, CLI_REMOTE_BLOCKERS))
+		unlink(tmp);
+}
 
-				cross |= node_of(g->v[a].member) !=
-					 node_of(g->v[b].member);
-			}
-			if (!cross)
-				continue;
-			d.cycle_len = 0;
-			for (k = from; k <= depth; k++) {
-				h = stack[k];
-				d.cycle[d.cycle_len] = g->v[h].wait;
-				d.cycle_member[d.cycle_len++] = g->v[h].member;
-			}
+/* Whether records @a and @b are on one resource. */
+static bool same_path(const struct snap_rec *a, const struct snap_rec *b)
+{
+	return a->path_len == b->path_len &&
+	       !memcmp(rec_path(a), rec_path(b), a->path_len);
+}
+
+/*
+ * A path of waits from @from to @to, breadth first: a waiting vertex
+ * leads to every other locker that holds a conflicting mode on its
+ * resource.  @prev[] gets each vertex's predecessor on it (UINT_MAX:
+ * not reached), @queue has room for every vertex, and *@budget bounds
+ * the edges a round looks at.  Return: true when @to was reached.
+ */
+static bool bfs(struct graph *g, unsigned int from, unsigned int to,
+		unsigned int *prev, unsigned int *queue, unsigned long *budget)
+{
+	unsigned int head = 0, tail = 0, v, i;
+
+	for (v = 0; v < g->nv; v++)
+		prev[v] = UINT_MAX;
+	prev[from] = from;
+	queue[tail++] = from;
+	while (head < tail) {
+		const struct snap_rec *w;
+
+		v = queue[head++];
+		if (v == to)
 			return true;
+		w = g->v[v].wait;
+		for (i = w ? held_first(g, w) : g->nheld; i < g->nheld; i++) {
+			const struct snap_rec *r = g->rec[g->held[i]];
+			unsigned int u = g->rv[g->held[i]];
+
+			if (!*budget || !same_path(r, w))
+				break;
+			--*budget;
+			if (u == v || prev[u] != UINT_MAX ||
+			    compatible(rec_wanted(w), r->mode))
+				continue;
+			prev[u] = v;
+			queue[tail++] = u;
 		}
-		if (g->v[u].done || !g->v[u].wait)
-			continue;
-		depth++;
-		stack[depth] = u;
-		next[depth] = held_first(g, g->v[u].wait);
-		g->v[u].on_stack = 1;
 	}
 	return false;
+}
+
+/*
+ * A cycle of waits with an edge between two nodes: for each such edge
+ * v -> u, in the graph's order (the same on every member), a path back
+ * from u to v closes one.  Every such cycle has such an edge, so none is
+ * missed, whatever cycles within a node share its lockers.  Return: true
+ * once it is in d.cycle, v first.
+ */
+static bool cross_cycle(struct graph *g)
+{
+	unsigned long budget = SEARCH_BUDGET;
+	unsigned int *prev = calloc(g->nv + 1, sizeof(*prev));
+	unsigned int *queue = calloc(g->nv + 1, sizeof(*queue));
+	unsigned int v, i, x, n;
+	bool found = false;
+
+	for (v = 0; prev && queue && v < g->nv && !found && budget; v++) {
+		const struct snap_rec *w = g->v[v].wait;
+
+		for (i = w ? held_first(g, w) : g->nheld;
+		     i < g->nheld && !found && budget; i++) {
+			const struct snap_rec *r = g->rec[g->held[i]];
+			unsigned int u = g->rv[g->held[i]];
+
+			if (!same_path(r, w))
+				break;
+			if (u == v || compatible(rec_wanted(w), r->mode) ||
+			    node_of(g->v[u].member) == node_of(g->v[v].member) ||
+			    !bfs(g, u, v, prev, queue, &budget))
+				continue;
+			/* v, then u and on along prev[] back from v. */
+			for (n = 1, x = prev[v]; x != u; x = prev[x])
+				n++;
+			if (n + 1 > MAX_CYCLE)
+				continue;
+			d.cycle_len = n + 1;
+			d.cycle[0] = w;
+			d.cycle_member[0] = g->v[v].member;
+			for (x = prev[v]; n; x = prev[x], n--) {
+				d.cycle[n] = g->v[x].wait;
+				d.cycle_member[n] = g->v[x].member;
+				if (x == u)
+					break;
+			}
+			found = true;
+		}
+	}
+	if (!budget)
+		logf_("a search gave up after %lu edges", SEARCH_BUDGET);
+	free(prev);
+	free(queue);
+	return found;
 }
 
 /* Look for a cycle across nodes in the round's snapshots. */
 static bool search(void)
 {
-	unsigned int *stack, *next, v, k;
 	struct graph g;
-	bool found = false;
+	unsigned int k;
+	bool found;
 
 	d.cycle_len = 0;
 	if (graph_build(&g)) {
@@ -669,13 +785,8 @@ static bool search(void)
 		logf_("out of memory for a search");
 		return false;
 	}
-	stack = calloc(g.nv + 1, sizeof(*stack));
-	next = calloc(g.nv + 1, sizeof(*next));
-	for (v = 0; stack && next && v < g.nv && !found; v++)
-		if (g.v[v].wait && !g.v[v].done)
-			found = dfs(&g, v, stack, next);
-	free(stack);
-	free(next);
+	publish(&g);
+	found = cross_cycle(&g);
 	graph_free(&g);
 	if (!found)
 		return false;
@@ -814,7 +925,9 @@ static void deliver_snap(int from, const struct msg_head *h,
 	}
 	memcpy(d.snaps[from].data, body, len);
 	d.snaps[from].len = len;
-	d.snaps[from].count = h->count;
+	/* No more records than the bytes can hold, whatever it says. */
+	d.snaps[from].count = h->count < len / sizeof(struct snap_rec) ?
+			      h->count : (uint32_t)(len / sizeof(struct snap_rec));
 	d.snaps[from].in = true;
 	for (i = 0; i < d.nr_round; i++)
 		if (!d.snaps[i].in)
@@ -864,6 +977,7 @@ static void deliver(cpg_handle_t handle, const struct cpg_name *group,
 		      "not answer within %d s, nothing refused",
 		      d.round.member >> 32, d.round.seq, ROUND_MAX_S);
 		round_end();
+		d.last_hash = 0;
 		return;
 	}
 	i = round_index(from);
@@ -893,6 +1007,8 @@ static void confchg(cpg_handle_t handle, const struct cpg_name *group,
 			      d.round.seq);
 		round_end();
 	}
+	/* A round that ended so found nothing: the same waits may start one. */
+	d.last_hash = 0;
 	d.nr_members = 0;
 	for (i = 0; i < nr && i < MAX_MEMBERS; i++)
 		d.members[d.nr_members++] =
@@ -920,19 +1036,29 @@ static void tick(void)
 	unsigned int ms = interval_ms();
 	int64_t now = clock_ns(CLOCK_MONOTONIC);
 	int64_t gap = (int64_t)ms * 1000000;
+	uint64_t hash;
 
 	if (d.active && !d.abort_sent &&
 	    now - d.round_start > (int64_t)ROUND_MAX_S * 1000000000) {
 		h.type = DL_ABORT;
 		h.round = d.round;
-		d.abort_sent = true;
-		send_msg(&h, NULL, 0);
+		/* Tried again at the next tick if corosync refused it. */
+		d.abort_sent = !send_msg(&h, NULL, 0);
 		return;
 	}
 	if (!ms || d.active || now - d.last_start < gap ||
-	    now - d.round_end < gap / 2 || old_wait(ms) != 1)
+	    now - d.round_end < gap / 2 || old_wait(ms, &hash) != 1)
+		return;
+	/*
+	 * A new cycle needs a new wait, and the node of that wait starts
+	 * the round that finds it: the same old waits as at this node's last
+	 * start wait BACKOFF intervals (lshlock's remote blockers are as of
+	 * the last round).
+	 */
+	if (hash == d.last_hash && now - d.last_start < BACKOFF * gap)
 		return;
 	d.last_start = now;
+	d.last_hash = hash;
 	h.round.member = d.me;
 	h.round.seq = ++d.seq;
 	send_msg(&h, NULL, 0);
@@ -973,7 +1099,7 @@ static int serve(const char *space)
 		return 1;
 	}
 	group.length = (uint32_t)snprintf(group.value, sizeof(group.value),
-					  "hlock-dl:%s", space);
+					  "hlock-dl%u:%s", DL_VERSION, space);
 	err = cpg_join(d.cpg, &group);
 	if (err == CS_OK)
 		err = cpg_local_get(d.cpg, &nodeid);
@@ -1016,6 +1142,7 @@ static int serve(const char *space)
 	if (d.active)
 		round_end();
 	d.nr_members = 0;
+	unlink(CLI_REMOTE_BLOCKERS);
 	cpg_leave(d.cpg, &group);
 	cpg_finalize(d.cpg);
 	return status;

@@ -70,7 +70,7 @@ static const struct column {
 	[COL_HELD]	= { "HELD", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			    "how long it has been held (ns with --raw and --json)" },
 	[COL_BLOCKER]	= { "BLOCKER", 7, 0, JT_ARRAY,
-			    "PIDs of the requests blocking it (? not visible)" },
+			    "PIDs of the requests blocking it (? not visible); nodeN:PID on other nodes" },
 	[COL_WHY]	= { "WHY", 0, 0, SCOLS_JSON_STRING,
 			    "the locker's description (hlock_describe(3))" },
 	[COL_TOKEN]	= { "TOKEN", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
@@ -317,33 +317,161 @@ static void why(const struct hlock_lock_record *rec, char *buf)
 }
 
 /*
+ * What blocks this node's waits on other nodes, as hlock-deadlockd last
+ * saw it (CLI_REMOTE_BLOCKERS): a holder on another node, for the wait
+ * of locker @serial that had @wait_seq.
+ */
+struct remote {
+	uint64_t serial;
+	uint32_t wait_seq;
+	uint32_t node;
+	uint32_t pid;
+	char comm[HLOCK_COMM_LEN];
+	char why[HLOCK_WHY_LEN];
+};
+
+static struct remote *remotes;
+static size_t nremotes;
+
+/* @hex (hlock-deadlockd's, "-" for empty) into @buf of @size bytes. */
+static bool unhex(const char *hex, char *buf, size_t size)
+{
+	size_t i, n = strcmp(hex, "-") ? strlen(hex) : 0;
+
+	if (n % 2 || n / 2 >= size)
+		return false;
+	for (i = 0; i < n / 2; i++) {
+		unsigned int c;
+
+		if (sscanf(hex + 2 * i, "%2x", &c) != 1 || !c)
+			return false;
+		buf[i] = (char)c;
+	}
+	buf[i] = '\0';
+	return true;
+}
+
+/*
+ * Read the remote blockers hlock-deadlockd published, if it runs: lines
+ * it did not write as documented are skipped.
+ */
+static void read_remotes(void)
+{
+	char line[512], comm[64], why[192];
+	struct remote r;
+	FILE *f = fopen(CLI_REMOTE_BLOCKERS, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		struct remote *n;
+
+		memset(&r, 0, sizeof(r));
+		if (sscanf(line, "%" SCNu64 " %" SCNu32 " %" SCNu32 " %" SCNu32
+			   " %63s %191s", &r.serial, &r.wait_seq, &r.node,
+			   &r.pid, comm, why) != 6 ||
+		    !unhex(comm, r.comm, sizeof(r.comm)) ||
+		    !unhex(why, r.why, sizeof(r.why)))
+			continue;
+		n = realloc(remotes, (nremotes + 1) * sizeof(*remotes));
+		if (!n)
+			oom();
+		remotes = n;
+		remotes[nremotes++] = r;
+	}
+	fclose(f);
+}
+
+/* Whether @r blocks the wait of @rec: its locker, in that very wait. */
+static bool remote_of(const struct remote *r,
+		      const struct hlock_lock_record *rec)
+{
+	const struct hlock_record_ids *ids = hlock_record_ids(rec);
+
+	return ids && waits(rec) && r->serial == ids->serial &&
+	       r->wait_seq == ids->wait_seq;
+}
+
+/* @s as the inside of a JSON string: UTF-8 (json_text()), escaped. */
+static void json_escaped(FILE *f, const char *s)
+{
+	char *u = json_text(s), *p;
+
+	for (p = u; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	free(u);
+}
+
+/*
  * The BLOCKER cell: "12,34" (? for a PID we cannot see, ... when there
- * were more than the record holds), "-" for none; in JSON [12, null].
+ * were more than the record holds), then the holders on other nodes that
+ * hlock-deadlockd named, "node2:623" or "node2:623(why)"; "-" for none.
+ * In JSON [12, null, {"node": 2, "pid": 623, "command": "...", "why":
+ * "..."}].
  */
 static char *blocker_cell(const struct hlock_lock_record *rec)
 {
 	uint32_t pids[HLOCK_MAX_BLOCKERS];
-	char buf[HLOCK_MAX_BLOCKERS * 12 + 8], *p = buf;
-	unsigned int i, n = blockers(rec, pids);
+	unsigned int i, n = blockers(rec, pids), shown = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 
+	if (!f)
+		oom();
 	if (out.json)
-		*p++ = '[';
-	for (i = 0; i < n; i++) {
+		fputc('[', f);
+	for (i = 0; i < n; i++, shown++) {
 		if (i)
-			p += sprintf(p, out.json ? ", " : ",");
+			fputs(out.json ? ", " : ",", f);
 		if (pids[i])
-			p += sprintf(p, "%" PRIu32, pids[i]);
+			fprintf(f, "%" PRIu32, pids[i]);
 		else
-			p += sprintf(p, "%s", out.json ? "null" : "?");
+			fputs(out.json ? "null" : "?", f);
+	}
+	if (!out.json && rec->nr_blockers > HLOCK_MAX_BLOCKERS)
+		fputs(",...", f);
+	for (i = 0; i < nremotes; i++) {
+		const struct remote *r = &remotes[i];
+
+		if (!remote_of(r, rec))
+			continue;
+		if (shown++)
+			fputs(out.json ? ", " : ",", f);
+		if (out.json) {
+			fprintf(f, "{\"node\": %" PRIu32 ", \"pid\": %" PRIu32
+				", \"command\": \"", r->node, r->pid);
+			json_escaped(f, r->comm);
+			fputs("\", \"why\": ", f);
+			if (r->why[0]) {
+				fputc('"', f);
+				json_escaped(f, r->why);
+				fputc('"', f);
+			} else {
+				fputs("null", f);
+			}
+			fputc('}', f);
+		} else {
+			fprintf(f, "node%" PRIu32 ":%" PRIu32, r->node, r->pid);
+			if (r->why[0])
+				fprintf(f, "(%s)", r->why);
+		}
 	}
 	if (out.json)
-		*p++ = ']';
-	else if (rec->nr_blockers > HLOCK_MAX_BLOCKERS)
-		p += sprintf(p, ",...");
-	else if (!n)
-		*p++ = '-';
-	*p = '\0';
-	return xasprintf("%s", buf);
+		fputc(']', f);
+	else if (!shown)
+		fputc('-', f);
+	if (fclose(f))
+		oom();
+	return buf;
 }
 
 static char *cell(const struct hlock_lock_record *rec, int col)
@@ -912,7 +1040,16 @@ int main(int argc, char **argv)
 	} else {
 		void *buf;
 
-		ret = hlock_table_alloc(fd, &buf);
+		/*
+		 * With the lockers' names, to find what hlock-deadlockd says
+		 * blocks them on other nodes; a module without them (EINVAL)
+		 * gives the table as before.
+		 */
+		ret = hlock_table_ids_alloc(fd, &buf);
+		if (ret == -EINVAL)
+			ret = hlock_table_alloc(fd, &buf);
+		else if (ret >= 0)
+			read_remotes();
 		if (ret < 0)
 			cli_die(1, "cannot read the lock table: %s",
 				strerror(-ret));
