@@ -361,8 +361,9 @@ long hl_ioctl_table(struct hl_file *f, size_t usize, void __user *uarg)
  * @usize: Size of the caller's struct hlock_refuse_args.
  * @uarg: It.
  *
- * The victim is named as its lock records named it (HLOCK_TABLE_F_IDS);
- * its continuation fails the call and undoes it (hl_op_refuse()).
+ * The victim is named as its lock records named it (HLOCK_TABLE_F_IDS).
+ * hl_op_refuse() withdraws its wait and undoes its call under its locker
+ * lock; its continuation then ends the call with -EDEADLK.
  *
  * Context: process context, may sleep; takes the victim's locker lock.
  * Return: 0 or -errno, as HLOCK_IOC_REFUSE.
@@ -394,7 +395,7 @@ long hl_ioctl_refuse(struct hl_file *f, size_t usize, void __user *uarg)
 	mutex_lock(&v->lock);
 	ret = hl_op_refuse(&v->lk, args.wait_seq, args.hold_seq, &g);
 	hl_file_unlock(v);
-	/* The victim's continuation fails its call (hl_op_continue()). */
+	/* Its continuation ends the failed call (hl_op_continue()). */
 	if (!list_empty(&g.lockers))
 		hl_grants_continue(&g);
 	hl_file_put(v);

@@ -30,11 +30,11 @@ dir=$(dirname "$0")
 do=$dir/hlock_cluster_do
 
 echo "TAP version 13"
-# Node 3 of 3 crashes in test 9.
+# Node 3 of 3 crashes in test 10.
 if [ "$nodes" = 3 ] && [ "$node" = 3 ]; then
-	echo "1..8"
+	echo "1..9"
 else
-	echo "1..10"
+	echo "1..11"
 fi
 
 . "$dir/hlock_cluster_lib.sh"
@@ -302,7 +302,53 @@ esac
 [ "$t" = ok ] && ok "lshlock names the holder on another node" ||
 	not_ok "lshlock names the holder on another node: $t"
 
-# 9. A node dies on a cycle, in the middle of a search: node 3 stops its
+# 9. Random orders, on 2 nodes for CHURN_S seconds: each node runs one
+# chain at a time, a locker that takes X on a random one of ch/0 to ch/3,
+# 100 ms later X on another, holds both 20 ms and closes.  One locker at a time on
+# a node, so no cycle is within a node: every EDEADLK is a daemon's
+# refusal, which this node's daemon logs, starred, with the victim's pid
+# and path once every node confirmed the cycle; and a wait that timed out
+# (30 s) would be a cycle missed.
+CHURN_S=60
+if [ "$nodes" != 2 ]; then
+	skip "random orders across nodes: on 2 nodes"
+else
+	t=ok
+	before=$(grep -c "refused the starred wait" /tmp/dld.log)
+	: >/tmp/victims
+	chains=0
+	bar churn-go
+	end=$(($(date +%s) + CHURN_S))
+	while [ "$(date +%s)" -lt "$end" ]; do
+		set -- $(od -An -N2 -tu1 /dev/urandom)
+		a=$(($1 % 4))
+		b=$(($2 % 4))
+		[ "$a" != "$b" ] || continue
+		chains=$((chains + 1))
+		$do open 0 lock 0 "ch/$a" X 30000 expect 0 sleep 100 \
+			lock 0 "ch/$b" X 30000 expect 0,EDEADLK sleep 20 close 0 \
+			>/tmp/chain.out 2>&1 &
+		cpid=$!
+		wait "$cpid" ||
+			t="chain $a, $b: $(grep -E "^expect" /tmp/chain.out)"
+		! grep -q "^lock 0 ch/$b: EDEADLK" /tmp/chain.out ||
+			echo "$cpid ch/$b" >>/tmp/victims
+	done
+	bar churn-done
+	refused=$(($(grep -c "refused the starred wait" /tmp/dld.log) - before))
+	victims=$(wc -l </tmp/victims)
+	echo "# node $node: $chains chains, $victims EDEADLK, $refused refusals logged"
+	[ "$victims" = "$refused" ] ||
+		t="$victims EDEADLKs but $refused refusals logged"
+	while read -r pid path; do
+		grep -q "^hlock-deadlockd:   \* node $node pid $pid (hlock_cluster_d) .* on \"$path\"\$" \
+			/tmp/dld.log || t="EDEADLK of pid $pid on $path: no refusal logged"
+	done </tmp/victims
+	[ "$t" = ok ] && ok "random orders across nodes: every EDEADLK a confirmed refusal" ||
+		not_ok "random orders across nodes: every EDEADLK a confirmed refusal: $t"
+fi
+
+# 10. A node dies on a cycle, in the middle of a search: node 3 stops its
 # daemon (SIGSTOP: it stays in the group and answers nothing), nodes 1 to
 # 3 close a ring (r/I held, r/I+1 asked for), and once the other nodes'
 # daemons have begun a round node 3 powers off, still in the cluster.  The survivors' round waits for node 3's
@@ -379,7 +425,7 @@ fi
 [ "$t" = ok ] && ok "a node dies on a cycle: the others are granted" ||
 	not_ok "a node dies on a cycle: the others are granted: $t"
 
-# 10. The daemons left go on: a cycle of nodes 1 and 2 is refused.
+# 11. The daemons left go on: a cycle of nodes 1 and 2 is refused.
 ring c2b 2
 [ "$t" = ok ] && ok "a cycle after a node died ends with one EDEADLK" ||
 	not_ok "a cycle after a node died ends with one EDEADLK: $t"

@@ -322,6 +322,29 @@ static bool stats_match(struct __test_metadata *_metadata, const char *what,
  * paths' NUL and the zero padding.  Returns the bytes they span, 0 if
  * a record is malformed (logged).
  */
+/*
+ * The bytes of @count records of a table with the lockers' names, each
+ * the size it must be, with its names' padding zero and a serial; 0 when
+ * one is not.
+ */
+static size_t ids_span(const void *buf, int count)
+{
+	const struct hlock_lock_record *rec = buf;
+	size_t total = 0;
+	int i;
+
+	for (i = 0; i < count; i++, rec = hlock_record_next(rec)) {
+		const struct hlock_record_ids *ids = hlock_record_ids(rec);
+
+		if (!ids || ids->__pad || !ids->serial ||
+		    rec->rec_len != HLOCK_RECORD_IDS_OFFSET(rec->path_len) +
+				    sizeof(*ids))
+			return 0;
+		total += rec->rec_len;
+	}
+	return total;
+}
+
 static size_t table_span(struct __test_metadata *_metadata, const void *buf,
 			 int count)
 {
@@ -1586,6 +1609,8 @@ TEST_F_TIMEOUT(obs, table_bad_args, TEST_TMO)
 	struct hlock_table_args args;
 	static char buf[65536];
 	int a = self->fd[0];
+	__u64 plain;
+	__u32 n;
 	int i;
 
 	ASSERT_EQ(0, hlock_lock(a, "tba/c", S, 0, 0));
@@ -1594,8 +1619,17 @@ TEST_F_TIMEOUT(obs, table_bad_args, TEST_TMO)
 	ASSERT_LE(3U, args.count);
 	ASSERT_EQ(args.needed, table_span(_metadata, buf, (int)args.count));
 
+	/* With the lockers' names: each record the longer by them. */
+	n = args.count;
+	plain = args.needed;
 	table_args_init(&args, buf, sizeof(buf));
-	args.flags = 1;
+	args.flags = HLOCK_TABLE_F_IDS;
+	ASSERT_EQ(0, raw_ioctl(a, HLOCK_IOC_TABLE, &args));
+	EXPECT_EQ(n, args.count);
+	EXPECT_EQ(plain + n * sizeof(struct hlock_record_ids), args.needed);
+	EXPECT_EQ(args.needed, ids_span(buf, (int)args.count));
+	table_args_init(&args, buf, sizeof(buf));
+	args.flags = HLOCK_TABLE_F_IDS << 1;
 	EXPECT_EQ(-EINVAL, raw_ioctl(a, HLOCK_IOC_TABLE, &args));
 	table_args_init(&args, buf, sizeof(buf));
 	args.flags = 0x80000000U;
