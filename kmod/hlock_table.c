@@ -396,8 +396,7 @@ long hl_ioctl_refuse(struct hl_file *f, size_t usize, void __user *uarg)
 	ret = hl_op_refuse(&v->lk, args.wait_seq, args.hold_seq, &g);
 	hl_file_unlock(v);
 	/* Its continuation ends the failed call (hl_op_continue()). */
-	if (!list_empty(&g.lockers))
-		hl_grants_continue(&g);
+	hl_grants_continue(&g);
 	hl_file_put(v);
 	return ret;
 }

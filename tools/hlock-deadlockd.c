@@ -283,16 +283,6 @@ static int send_msg(const struct msg_head *h, const void *body, size_t len)
 }
 
 /*
- * A locker, for a moment: one held open would be a locker of the lock
- * space, and the space's binding cannot change while one is open
- * (EBUSY), so the daemon would stand in the way of binding and unbinding.
- */
-static int locker(void)
-{
-	return hlock_open();
-}
-
-/*
  * The node's lock table, with ids.  Return: the records (free() them),
  * their number in *@n; NULL on error, logged once until a read works.
  */
@@ -300,7 +290,11 @@ static void *table(int *n)
 {
 	static bool failing;
 	void *buf = NULL;
-	int fd = locker();
+	/*
+	 * A locker for a moment: one held open would be a locker of the lock
+	 * space, whose binding cannot change while one is open (EBUSY).
+	 */
+	int fd = hlock_open();
 
 	*n = fd < 0 ? fd : hlock_table_ids_alloc(fd, &buf);
 	if (fd >= 0)
@@ -891,7 +885,7 @@ static void deliver_confirm(int from, const struct msg_head *h)
 		ids.locker = v->locker;
 		ids.wait_seq = v->wait_seq;
 		ids.hold_seq = v->hold_seq;
-		ret = locker();
+		ret = hlock_open();
 		if (ret < 0) {
 			logf_("cannot open /dev/hlock: %s", strerror(-ret));
 		} else {
