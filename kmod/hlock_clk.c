@@ -62,6 +62,7 @@
 #include "hlock_dlm.h"
 #include "hlock_clk.h"
 #include "hlock_cluster.h"
+#include "hlock_hooks.h"
 #include "hlock_lvb.h"
 #include "hlock_test.h"
 
@@ -582,3 +583,9 @@ void hl_clk_resume(struct hl_res *r, void *arg)
 		hl_clk_queue(c);
 	hl_head_unlock(&r->head);
 }
+
+/* The host's hooks: cluster heads: this node's DLM lock on them. */
+const struct hl_hooks hl_clk_hooks = {
+	.node_update = hl_clk_update,
+	.node_lost = hl_cluster_head_lost,
+};

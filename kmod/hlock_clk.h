@@ -26,4 +26,6 @@ int hl_cluster_try_wait(struct hl_file *f, struct hl_grants *g,
 void hl_clk_update(struct hl_head *h);
 bool hl_cluster_head_lost(const struct hl_head *h);
 
+extern const struct hl_hooks hl_clk_hooks;
+
 #endif /* _HLOCK_CLK_H */

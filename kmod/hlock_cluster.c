@@ -32,6 +32,7 @@
 
 #include "hlock_dlm.h"
 #include "hlock_cluster.h"
+#include "hlock_hooks.h"
 #include "hlock_ns.h"
 #include "hlock_space.h"
 
@@ -982,3 +983,9 @@ void hl_cluster_exit(void)
 	hl_dlm_put();
 	mutex_unlock(&hl_cluster_lock);
 }
+
+/* The host's hooks: cluster lock spaces: caching and probes. */
+const struct hl_hooks hl_cluster_hooks = {
+	.node_caching = hl_cluster_caching,
+	.node_probe_ns = hl_cluster_probe_ns,
+};

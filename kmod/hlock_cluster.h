@@ -34,4 +34,6 @@ bool hl_cluster_caching(void);
 u64 hl_cluster_probe_ns(void);
 ktime_t hl_cluster_try_deadline(void);
 
+extern const struct hl_hooks hl_cluster_hooks;
+
 #endif /* _HLOCK_CLUSTER_H */

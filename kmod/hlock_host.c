@@ -3,16 +3,18 @@
  * hlock: the kernel as the core's host (hlock_host.h).
  *
  * Every function the grant logic calls outside itself is defined here and
- * nowhere else: the kernel's clocks, memory and locks, the glue's lookup of
- * resources, and one named hook per event a feature acts on, each handed
- * to that feature.  Reading down this file says what the core can make the
- * rest of the module do:
+ * nowhere else: the kernel's clocks, memory and locks, and one named hook
+ * per event a feature acts on.  The host names no feature: it answers a
+ * feature's hook by a static call, whose target the feature gave when the
+ * module loaded (struct hl_hooks, hlock_hooks.h), so the features' own
+ * calls into the core close no loop through here.  Reading down this file
+ * says what the core can make the rest of the module do, and who answers:
  *
  *   resources        hl_head_lookup(), hl_head_create(), hl_req_free(),
  *                    hl_head_has_children(), hl_part_next()  (hlock_space.c)
  *   queues           hl_waitq_refill(), hl_waitq_free()      (hlock_space.c)
- *   continuations    hl_grant_notify(), hl_op_done(),         (hlock_locker.c's
- *                    hl_grants_continue()                      stage)
+ *   continuations    hl_grant_notify(), hl_op_done(),         (hl_file.resume:
+ *                    hl_grants_continue()                      the call's stage)
  *   statistics       hl_note_*()                              (hlock_stats.c)
  *   leases           hl_wait_claim()                          (hlock_lease.c)
  *   value blocks and events
@@ -24,27 +26,163 @@
  *   fencing tokens   hl_token_next()
  *   deadlock search  hl_deadlock_detect(), hl_graph_lock()... (hlock_deadlock.c's
  *                    needs: a mutex per space, references, memory)
+ *
+ * The host keeps what the core asks of the module as a whole: the grant
+ * policy (module parameter grant_policy) and the reclaim generation
+ * (hl_space_gen()).
  */
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/static_call.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 
 #include "hlock_internal.h"
-#include "hlock_clk.h"
-#include "hlock_cluster.h"
-#include "hlock_lease.h"
-#include "hlock_lvb.h"
-#include "hlock_main.h"
-#include "hlock_ns.h"
-#include "hlock_space.h"
-#include "hlock_stats.h"
-#include "hlock_ticket.h"
+#include "hlock_hooks.h"
 #include "hlock_trace.h"
 
-/* The kernel's clocks and the grant policy (hlock_main.c's parameter). */
+/*
+ * The features' answers (struct hl_hooks): one static call each, set by
+ * hl_hooks_set() before anything can lock.
+ */
+#define HL_HOOK_TYPE(name)	(*((struct hl_hooks *)NULL)->name)
+
+DEFINE_STATIC_CALL_NULL(hl_hook_head_lookup, HL_HOOK_TYPE(head_lookup));
+DEFINE_STATIC_CALL_NULL(hl_hook_head_create, HL_HOOK_TYPE(head_create));
+DEFINE_STATIC_CALL_NULL(hl_hook_req_free, HL_HOOK_TYPE(req_free));
+DEFINE_STATIC_CALL_NULL(hl_hook_waitq_alloc, HL_HOOK_TYPE(waitq_alloc));
+DEFINE_STATIC_CALL_NULL(hl_hook_waitq_free, HL_HOOK_TYPE(waitq_free));
+DEFINE_STATIC_CALL_NULL(hl_hook_ns_put, HL_HOOK_TYPE(ns_put));
+DEFINE_STATIC_CALL_NULL(hl_hook_note_acquired, HL_HOOK_TYPE(note_acquired));
+DEFINE_STATIC_CALL_NULL(hl_hook_note_wait, HL_HOOK_TYPE(note_wait));
+DEFINE_STATIC_CALL_NULL(hl_hook_note_granted, HL_HOOK_TYPE(note_granted));
+DEFINE_STATIC_CALL_NULL(hl_hook_note_withdrawn, HL_HOOK_TYPE(note_withdrawn));
+DEFINE_STATIC_CALL_NULL(hl_hook_note_convert, HL_HOOK_TYPE(note_convert));
+DEFINE_STATIC_CALL_NULL(hl_hook_note_deadlock, HL_HOOK_TYPE(note_deadlock));
+DEFINE_STATIC_CALL_NULL(hl_hook_note_release, HL_HOOK_TYPE(note_release));
+DEFINE_STATIC_CALL_NULL(hl_hook_slow_log, HL_HOOK_TYPE(slow_log));
+DEFINE_STATIC_CALL_NULL(hl_hook_lease_grant, HL_HOOK_TYPE(lease_grant));
+DEFINE_STATIC_CALL_NULL(hl_hook_lease_release, HL_HOOK_TYPE(lease_release));
+DEFINE_STATIC_CALL_NULL(hl_hook_lease_claim, HL_HOOK_TYPE(lease_claim));
+DEFINE_STATIC_CALL_NULL(hl_hook_lvb_flush, HL_HOOK_TYPE(lvb_flush));
+DEFINE_STATIC_CALL_NULL(hl_hook_event_blocking, HL_HOOK_TYPE(event_blocking));
+DEFINE_STATIC_CALL_NULL(hl_hook_event_lost, HL_HOOK_TYPE(event_lost));
+DEFINE_STATIC_CALL_NULL(hl_hook_node_update, HL_HOOK_TYPE(node_update));
+DEFINE_STATIC_CALL_NULL(hl_hook_node_lost, HL_HOOK_TYPE(node_lost));
+DEFINE_STATIC_CALL_NULL(hl_hook_node_caching, HL_HOOK_TYPE(node_caching));
+DEFINE_STATIC_CALL_NULL(hl_hook_node_probe_ns, HL_HOOK_TYPE(node_probe_ns));
+
+/* Point hook @name at @hooks' member, if it has one. */
+#define HL_HOOK_SET(hooks, name)					\
+	do {								\
+		if ((hooks)->name)					\
+			static_call_update(hl_hook_##name, (hooks)->name); \
+	} while (0)
+
+/**
+ * hl_hooks_set() - Take a feature's answers to the core's hooks.
+ * @hooks: The members the feature answers; the others are NULL.
+ *
+ * Context: module init, before anything can lock.
+ */
+void __init hl_hooks_set(const struct hl_hooks *hooks)
+{
+	HL_HOOK_SET(hooks, head_lookup);
+	HL_HOOK_SET(hooks, head_create);
+	HL_HOOK_SET(hooks, req_free);
+	HL_HOOK_SET(hooks, waitq_alloc);
+	HL_HOOK_SET(hooks, waitq_free);
+	HL_HOOK_SET(hooks, ns_put);
+	HL_HOOK_SET(hooks, note_acquired);
+	HL_HOOK_SET(hooks, note_wait);
+	HL_HOOK_SET(hooks, note_granted);
+	HL_HOOK_SET(hooks, note_withdrawn);
+	HL_HOOK_SET(hooks, note_convert);
+	HL_HOOK_SET(hooks, note_deadlock);
+	HL_HOOK_SET(hooks, note_release);
+	HL_HOOK_SET(hooks, slow_log);
+	HL_HOOK_SET(hooks, lease_grant);
+	HL_HOOK_SET(hooks, lease_release);
+	HL_HOOK_SET(hooks, lease_claim);
+	HL_HOOK_SET(hooks, lvb_flush);
+	HL_HOOK_SET(hooks, event_blocking);
+	HL_HOOK_SET(hooks, event_lost);
+	HL_HOOK_SET(hooks, node_update);
+	HL_HOOK_SET(hooks, node_lost);
+	HL_HOOK_SET(hooks, node_caching);
+	HL_HOOK_SET(hooks, node_probe_ns);
+}
+
+/**
+ * hl_hooks_check() - Whether every hook has its answer.
+ *
+ * Context: module init, after every hl_hooks_set().
+ * Return: 0, or -EINVAL (with a warning) when one has none.
+ */
+int __init hl_hooks_check(void)
+{
+	bool missing = !static_call_query(hl_hook_head_lookup) ||
+		       !static_call_query(hl_hook_head_create) ||
+		       !static_call_query(hl_hook_req_free) ||
+		       !static_call_query(hl_hook_waitq_alloc) ||
+		       !static_call_query(hl_hook_waitq_free) ||
+		       !static_call_query(hl_hook_ns_put) ||
+		       !static_call_query(hl_hook_note_acquired) ||
+		       !static_call_query(hl_hook_note_wait) ||
+		       !static_call_query(hl_hook_note_granted) ||
+		       !static_call_query(hl_hook_note_withdrawn) ||
+		       !static_call_query(hl_hook_note_convert) ||
+		       !static_call_query(hl_hook_note_deadlock) ||
+		       !static_call_query(hl_hook_note_release) ||
+		       !static_call_query(hl_hook_slow_log) ||
+		       !static_call_query(hl_hook_lease_grant) ||
+		       !static_call_query(hl_hook_lease_release) ||
+		       !static_call_query(hl_hook_lease_claim) ||
+		       !static_call_query(hl_hook_lvb_flush) ||
+		       !static_call_query(hl_hook_event_blocking) ||
+		       !static_call_query(hl_hook_event_lost) ||
+		       !static_call_query(hl_hook_node_update) ||
+		       !static_call_query(hl_hook_node_lost) ||
+		       !static_call_query(hl_hook_node_caching) ||
+		       !static_call_query(hl_hook_node_probe_ns);
+
+	return WARN_ON_ONCE(missing) ? -EINVAL : 0;
+}
+
+/* The kernel's clocks and the grant policy. */
+
+static unsigned int hl_policy = HLOCK_POLICY_BATCH;
+static const char *const hl_policy_names[] = {
+	[HLOCK_POLICY_BATCH] = "batch",
+	[HLOCK_POLICY_FIFO] = "fifo",
+};
+
+static int hl_policy_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(hl_policy_names, val);
+
+	if (i < 0)
+		return -EINVAL;
+	WRITE_ONCE(hl_policy, i);
+	return 0;
+}
+
+static int hl_policy_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", hl_policy_names[READ_ONCE(hl_policy)]);
+}
+
+static const struct kernel_param_ops hl_policy_ops = {
+	.set = hl_policy_set,
+	.get = hl_policy_get,
+};
+module_param_cb(grant_policy, &hl_policy_ops, NULL, 0644);
+MODULE_PARM_DESC(grant_policy,
+		 "What a release grants behind the queue head: batch (every compatible waiter) or fifo (up to the first conflict)");
 
 /**
  * hl_grant_policy() - The grant policy in force.
@@ -87,6 +225,9 @@ u64 hl_clock_coarse(void)
 
 /* Resources: hlock_space.c's table, slabs and per-CPU partitions. */
 
+/* Resources died so far: see hl_space_gen().  One writer: reclaim. */
+unsigned long hl_space_generation;
+
 /* What the last lock call of the locker found (hl_space_gen()). */
 unsigned int hl_heads_known(struct hl_locker *lk)
 {
@@ -99,17 +240,17 @@ struct hl_head *hl_head_lookup(struct hl_locker *lk, unsigned int level)
 {
 	if (!level)
 		return hl_file_of(lk)->root;
-	return hl_space_lookup(lk, level);
+	return static_call(hl_hook_head_lookup)(lk, level);
 }
 
 int hl_head_create(struct hl_locker *lk, unsigned int level)
 {
-	return hl_space_create(lk, level);
+	return static_call(hl_hook_head_create)(lk, level);
 }
 
 void hl_req_free(struct hl_req *req)
 {
-	hl_space_req_free(req);
+	static_call(hl_hook_req_free)(req);
 }
 
 /*
@@ -123,7 +264,7 @@ int hl_waitq_refill(struct hl_locker *lk)
 	hl_assert_locker_locked(lk);
 	if (!hl_locker_waitq_needed(lk))
 		return 0;
-	wq = hl_waitq_alloc();
+	wq = static_call(hl_hook_waitq_alloc)();
 	if (!wq)
 		return -ENOMEM;
 	hl_locker_add_waitq(lk, wq);
@@ -132,7 +273,7 @@ int hl_waitq_refill(struct hl_locker *lk)
 
 void hl_waitq_free(struct hl_waitq *wq)
 {
-	hl_space_waitq_free(wq);
+	static_call(hl_hook_waitq_free)(wq);
 }
 
 /**
@@ -236,14 +377,12 @@ void hl_file_put(struct hl_file *f)
 {
 	if (!refcount_dec_and_test(&f->ref))
 		return;
-	/* Close withdrew its ticket wait and returned its ticket. */
-	WARN_ON_ONCE(f->tk.state != HL_TICKET_NONE);
 	if (f->lk.index != f->lk.index_inline)
 		kvfree(f->lk.index);
 	put_pid(rcu_dereference_protected(f->owner, true));
 	put_pid(f->proc_owner);
 	mutex_destroy(&f->lock);
-	hl_ns_put(f->ns);
+	static_call(hl_hook_ns_put)(f->ns);
 	kfree(f);
 }
 
@@ -258,8 +397,8 @@ void hl_op_done(struct hl_locker *lk)
 
 	lockdep_assert_held(&f->lock);
 	if (lk->op.state == HL_OP_GRANTED) {
-		hl_slow_log(f);
-		hl_lease_grant(f);
+		static_call(hl_hook_slow_log)(f);
+		static_call(hl_hook_lease_grant)(f);
 	}
 	WRITE_ONCE(f->granted, true);
 	hl_slot_changed(f);
@@ -286,87 +425,55 @@ u64 hl_token_next(struct hl_locker *lk)
 
 /* Statistics, the slow-wait log and tracepoints (hlock_stats.c). */
 
-/*
- * Per run of levels of every lock call: inline here, not handed on.  The
- * levels above the last all count their intent, and every level from
- * HLOCK_LEVEL_OBJECT on counts in one row: the run is counted in a few
- * additions, not two per level.
- */
 void hl_note_acquired(struct hl_locker *lk, unsigned int from,
 		      unsigned int to, bool waits)
 {
-	const struct hl_op *op = &lk->op;
-	struct hl_file *f = hl_file_of(lk);
-	unsigned int i = op->intent, last = op->nr - 1, end = to + waits;
-	unsigned int above = min(end, last), l, n;
-
-	if (READ_ONCE(hl_stats_on)) {
-		for (l = from; l < above && l < HLOCK_LEVEL_OBJECT; l++)
-			__hl_stat_add(f, level[l].acquire_count[i], 1);
-		if (l < above) {
-			/* The object row counts every level from it on. */
-			n = above - l;
-			l = HLOCK_LEVEL_OBJECT;
-			__hl_stat_add(f, level[l].acquire_count[i], n);
-		}
-		if (end > last) {
-			l = hl_stat_level(last);
-			__hl_stat_add(f, level[l].acquire_count[op->mode], 1);
-		}
-	}
-	if (trace_hlock_grant_enabled())
-		for (l = from; l < to; l++)
-			trace_hlock_grant(hl_stats_pid(f), op->heads[l],
-					  hl_op_mode(op, l));
+	static_call(hl_hook_note_acquired)(lk, from, to, waits);
 }
 
 void hl_note_wait(struct hl_locker *lk, unsigned int level, unsigned int mode,
 		  const struct hl_req *req)
 {
-	hl_stats_wait(lk, level, mode, req);
+	static_call(hl_hook_note_wait)(lk, level, mode, req);
 }
 
 void hl_note_granted(struct hl_locker *lk, unsigned int level,
 		     unsigned int mode)
 {
-	hl_stats_waited(lk, level, mode);
-	if (trace_hlock_grant_enabled())
-		trace_hlock_grant(hl_stats_pid(hl_file_of(lk)),
-				  lk->op.heads[level], mode);
+	static_call(hl_hook_note_granted)(lk, level, mode);
 }
 
 void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
 		       unsigned int mode)
 {
-	hl_stats_withdrawn(lk, level, mode);
+	static_call(hl_hook_note_withdrawn)(lk, level, mode);
 }
 
 void hl_note_convert(struct hl_req *req, unsigned int target)
 {
-	hl_stats_convert(req, target);
+	static_call(hl_hook_note_convert)(req, target);
 }
 
 /* The request's lease ends with it (hlock_lease.c). */
 void hl_note_release(struct hl_req *req)
 {
 	if (unlikely(req->lease))
-		hl_lease_release(req);
+		static_call(hl_hook_lease_release)(req);
 	if (trace_hlock_release_enabled())
-		trace_hlock_release(hl_stats_pid(hl_file_of(req->locker)),
-				    req->head, req->mode);
+		static_call(hl_hook_note_release)(req);
 }
 
 void hl_note_deadlock(struct hl_locker *lk, unsigned int level,
 		      unsigned int mode)
 {
-	hl_stats_deadlock(lk, level, mode);
+	static_call(hl_hook_note_deadlock)(lk, level, mode);
 }
 
 /* Leases: a wait takes over the expired ones in its way (hlock_lease.c). */
 
 void hl_wait_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode)
 {
-	hl_lease_claim(lk, h, mode);
+	static_call(hl_hook_lease_claim)(lk, h, mode);
 }
 
 /* Lock value blocks and the lockers' events (hlock_lvb.c). */
@@ -375,39 +482,39 @@ void hl_lvb_publish(struct hl_req *req)
 {
 	/* Most resources never had a value block. */
 	if (unlikely(hl_res_of(req->head)->lvb))
-		hl_lvb_flush(req);
+		static_call(hl_hook_lvb_flush)(req);
 }
 
 void hl_note_blocking(struct hl_req *holder)
 {
-	hl_event_blocking(holder);
+	static_call(hl_hook_event_blocking)(holder);
 }
 
 void hl_note_lost(struct hl_req *holder)
 {
-	hl_event_lost(holder);
+	static_call(hl_hook_event_lost)(holder);
 }
 
 /* Cluster heads: this node's DLM lock on them (hlock_clk.c). */
 
 void hl_node_update(struct hl_head *h)
 {
-	hl_clk_update(h);
+	static_call(hl_hook_node_update)(h);
 }
 
 bool hl_node_lost(const struct hl_head *h)
 {
-	return hl_cluster_head_lost(h);
+	return static_call(hl_hook_node_lost)(h);
 }
 
 bool hl_node_caching(void)
 {
-	return hl_cluster_caching();
+	return static_call(hl_hook_node_caching)();
 }
 
 u64 hl_node_probe_ns(void)
 {
-	return hl_cluster_probe_ns();
+	return static_call(hl_hook_node_probe_ns)();
 }
 
 /* The deadlock search's needs (hlock_deadlock.c). */

@@ -33,6 +33,8 @@
  *                     (hlock_lease.h)
  *   hlock_lvb.c       lock value blocks and blocking notifications
  *                     (hlock_lvb.h)
+ *   hlock_lvb_ioctl.c their ioctls, HLOCK_IOC_LVB and HLOCK_IOC_EVENTS
+ *                     (hlock_lvb_ioctl.h)
  *   hlock_kapi.c      the in-kernel API (include/hlock_kernel.h; a kernel
  *                     locker's state follows its struct hl_file:
  *                     hlock_kapi.h)
@@ -322,6 +324,26 @@ struct hl_file {
 	struct hl_events events;
 	void (*resume)(struct hl_file *f, struct hl_grants *g);
 };
+
+/* Defined by the host (hlock_host.c); moved by reclaim (hlock_space.c). */
+extern unsigned long hl_space_generation;
+
+/**
+ * hl_space_gen() - The reclaim generation.
+ *
+ * It moves whenever a resource dies, before it is unlinked and handed to
+ * call_rcu().  A resource a locker found while the generation was g is
+ * therefore still allocated in any RCU read section that reads g: had it
+ * been freed, the grace period before the free would have begun after
+ * the move, and a section that reads g began before that.  It may be dead
+ * (marked, not yet moved on): look at hl_head.dead before using it.
+ *
+ * Return: the generation.
+ */
+static inline unsigned long hl_space_gen(void)
+{
+	return READ_ONCE(hl_space_generation);
+}
 
 static inline struct hl_file *hl_file_of(struct hl_locker *lk)
 {

@@ -41,6 +41,7 @@
 #include <linux/workqueue.h>
 
 #include "hlock_internal.h"
+#include "hlock_hooks.h"
 #include "hlock_lease.h"
 #include "hlock_stats.h"
 #include "hlock_test.h"
@@ -763,3 +764,10 @@ void hl_lease_fill(const struct hl_req *req, struct hlock_record_ext *ext)
 	ext->flags |= HLOCK_REC_LEASE;
 	ext->lease_ns = (s64)(l->expires - hl_clock());
 }
+
+/* The host's hooks: leases: granted after a wait, released, claimed by a wait. */
+const struct hl_hooks hl_lease_hooks = {
+	.lease_grant = hl_lease_grant,
+	.lease_release = hl_lease_release,
+	.lease_claim = hl_lease_claim,
+};

@@ -128,4 +128,6 @@ void hl_lease_close(struct hl_file *f);
 void hl_lease_fill(const struct hl_req *req, struct hlock_record_ext *ext);
 void hl_lease_claim(struct hl_locker *lk, struct hl_head *h, unsigned int mode);
 
+extern const struct hl_hooks hl_lease_hooks;
+
 #endif /* _HLOCK_LEASE_H */

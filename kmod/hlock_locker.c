@@ -1360,6 +1360,8 @@ void hl_file_release(struct hl_file *f)
 	xa_erase(&f->ns->lockers, f->id);
 	mutex_lock(&f->lock);
 	hl_file_drop_all(f, &e, &g);
+	/* It withdrew its ticket wait and returned its ticket. */
+	WARN_ON_ONCE(f->tk.state != HL_TICKET_NONE);
 	hl_locker_drop_spares(lk);
 	hl_file_unlock(f);
 	hl_grants_run(&g);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hlock: lock value blocks (HLOCK_IOC_LVB) and blocking notifications
- * (HLOCK_IOC_EVENTS, HLOCK_IOC_BLOCKING), on one machine, with the
+ * hlock: lock value blocks and blocking notifications, on one machine
+ * (their ioctls, HLOCK_IOC_LVB and HLOCK_IOC_EVENTS: hlock_lvb_ioctl.c), with the
  * semantics of the kernel's DLM so that a cluster binding can keep them:
  * DLM's PR, PW and EX are hlock's S, SIX and X.
  *
@@ -34,9 +34,8 @@
 #include <linux/wait.h>
 
 #include "hlock_internal.h"
+#include "hlock_hooks.h"
 #include "hlock_lvb.h"
-#include "hlock_ns.h"
-#include "hlock_space.h"
 
 /**
  * struct hl_lvb - The lock value block of a resource.
@@ -128,15 +127,21 @@ void hl_lvb_store(struct hl_res *r, u8 *val)
 	memcpy(val, r->lvb->value, HLOCK_LVB_LEN);
 }
 
-/*
- * Read (@set false) or set the lock value block of @h, which @req of the
- * caller's locker holds, through @val.  *@spare is a block to install if
- * @h has none yet; taken when used.  Return: 0, -EACCES when @req's mode
- * does not allow it, -EAGAIN when a block is needed and *@spare is NULL.
+/**
+ * hl_lvb_access() - Read or set a resource's lock value block.
+ * @h: The resource.
+ * @req: The grant on @h of the caller's locker.
+ * @set: Set (true) or read (false) the block.
+ * @val: HLOCK_LVB_LEN bytes: what is read, or the value to set.
+ * @spare: A block (hl_lvb_alloc()) to install if @h has none yet; taken
+ *	when used.
+ *
  * Context: the head lock of @h held.
+ * Return: 0, -EACCES when @req's mode does not allow it, -EAGAIN when a
+ * block is needed and *@spare is NULL.
  */
-static int hl_lvb_access(struct hl_head *h, const struct hl_req *req,
-			 bool set, u8 *val, struct hl_lvb **spare)
+int hl_lvb_access(struct hl_head *h, const struct hl_req *req,
+		  bool set, u8 *val, struct hl_lvb **spare)
 {
 	struct hl_res *r = hl_res_of(h);
 
@@ -162,91 +167,18 @@ static int hl_lvb_access(struct hl_head *h, const struct hl_req *req,
 	return 0;
 }
 
-/*
- * Find @f's grant on the path @buf (@len bytes) and read or set its
- * resource's block, allocating one when a set needs it.  Context: takes
- * f->lock; may sleep.
- */
-static int hl_lvb_path(struct hl_file *f, const char *buf, unsigned int len,
-		       bool set, u8 *val)
-{
-	struct hl_lvb *spare = NULL;
-	struct hl_head *h;
-	struct hl_req *req;
-	struct hl_path p;
-	int ret;
-
-	ret = hl_path_parse(&p, buf, len);
-	if (ret)
-		return ret;
-	do {
-		mutex_lock(&f->lock);
-		/* Under RCU, @h cannot be freed and its address reused. */
-		rcu_read_lock();
-		h = hl_path_find(f->root, &p, buf);
-		req = h ? hl_locker_find(&f->lk, h) : NULL;
-		if (req) {
-			hl_head_lock(h);
-			ret = hl_lvb_access(h, req, set, val, &spare);
-			hl_head_unlock(h);
-		} else {
-			ret = -ENOENT;
-		}
-		rcu_read_unlock();
-		mutex_unlock(&f->lock);
-		/* Allocated outside the locks, once: the next pass uses it. */
-		if (ret == -EAGAIN) {
-			spare = kzalloc(sizeof(*spare), GFP_KERNEL_ACCOUNT);
-			if (!spare)
-				return -ENOMEM;
-		}
-	} while (ret == -EAGAIN);
-	kfree(spare);
-	return ret;
-}
-
 /**
- * hl_ioctl_lvb() - HLOCK_IOC_LVB: read or set a path's lock value block.
- * @f: The caller's locker.
- * @usize: Size of the caller's struct hlock_lvb_args.
- * @uarg: It.
+ * hl_lvb_alloc() - A block for hl_lvb_access() to install; kfree() it when
+ *	unused.
  *
- * The value is copied in before any lock is taken and out after they are
- * all dropped, from a buffer filled in full; nothing is written to the
- * caller's memory later (no grant delivers a value by itself).
- *
- * Context: process context, may sleep; takes f->lock.
- * Return: 0 or -errno, as HLOCK_IOC_LVB.
+ * Context: may sleep.
+ * Return: the block, or NULL.
  */
-long hl_ioctl_lvb(struct hl_file *f, size_t usize, void __user *uarg)
+struct hl_lvb *hl_lvb_alloc(void)
 {
-	struct hlock_lvb_args args;
-	u8 val[HLOCK_LVB_LEN];
-	void __user *ubuf;
-	char *buf;
-	long ret;
+	struct hl_lvb *lvb;
 
-	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
-	if (ret)
-		return ret;
-	if (args.flags || args.__pad || args.reserved[0] || args.reserved[1])
-		return -EINVAL;
-	if (args.op != HLOCK_LVB_GET && args.op != HLOCK_LVB_SET)
-		return -EINVAL;
-	if (args.path_len > HLOCK_PATH_MAX)
-		return -ENAMETOOLONG;
-	ubuf = u64_to_user_ptr(args.buf);
-	if (args.op == HLOCK_LVB_SET && copy_from_user(val, ubuf, sizeof(val)))
-		return -EFAULT;
-	buf = memdup_user_nul(u64_to_user_ptr(args.path), args.path_len);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-	ret = hl_lvb_path(f, buf, args.path_len, args.op == HLOCK_LVB_SET, val);
-	kfree(buf);
-	if (!ret && args.op == HLOCK_LVB_GET &&
-	    copy_to_user(ubuf, val, sizeof(val)))
-		ret = -EFAULT;
-	return ret;
+	return kzalloc(sizeof(*lvb), GFP_KERNEL_ACCOUNT);
 }
 
 /**
@@ -287,63 +219,9 @@ void hl_event_lost(struct hl_req *holder)
 	wake_up_interruptible_poll(&f->wq, EPOLLPRI);
 }
 
-/**
- * hl_file_events() - The HLOCK_EVENT_* of a locker that make POLLPRI.
- * @f: The locker.
- *
- * Lockless: poll() asks.
- *
- * Return: HLOCK_EVENT_STALE, HLOCK_EVENT_BLOCKING and HLOCK_EVENT_LOST
- * as they stand.
- */
-unsigned int hl_file_events(struct hl_file *f)
-{
-	return (READ_ONCE(f->leases.nr_stale) ? HLOCK_EVENT_STALE : 0) |
-	       (test_bit(HL_EVENT_BLOCKING_BIT, &f->events.bits) ?
-		HLOCK_EVENT_BLOCKING : 0) |
-	       (hl_ns_lost(f->ns) ? HLOCK_EVENT_LOST : 0);
-}
-
-/**
- * hl_ioctl_events() - HLOCK_IOC_EVENTS: set the events asked for, then
- *	say why POLLPRI, collecting HLOCK_EVENT_BLOCKING.
- * @f: The caller's locker.
- * @usize: Size of the caller's struct hlock_events_args.
- * @uarg: It; its @events is set.
- *
- * Context: process context.
- * Return: 0 or -errno.
- */
-long hl_ioctl_events(struct hl_file *f, size_t usize, void __user *uarg)
-{
-	struct hlock_events_args __user *u = uarg;
-	struct hlock_events_args args;
-	unsigned int events;
-	long ret;
-
-	ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
-	if (ret)
-		return ret;
-	if (args.flags & ~HLOCK_EVENTS_F_WANT || args.__pad ||
-	    args.reserved[0] || args.reserved[1])
-		return -EINVAL;
-	if (args.want & ~HLOCK_EVENT_BLOCKING ||
-	    (args.want && !(args.flags & HLOCK_EVENTS_F_WANT)))
-		return -EINVAL;
-	if (args.flags & HLOCK_EVENTS_F_WANT) {
-		if (args.want)
-			set_bit(HL_EVENT_WANT_BIT, &f->events.bits);
-		else if (test_and_clear_bit(HL_EVENT_WANT_BIT, &f->events.bits))
-			clear_bit(HL_EVENT_BLOCKING_BIT, &f->events.bits);
-	}
-	events = hl_file_events(f) & (HLOCK_EVENT_STALE | HLOCK_EVENT_LOST);
-	if (test_and_clear_bit(HL_EVENT_BLOCKING_BIT, &f->events.bits))
-		events |= HLOCK_EVENT_BLOCKING;
-	if (put_user(events, &u->events)) {
-		/* Not seen: still pending. */
-		if (events & HLOCK_EVENT_BLOCKING)
-			set_bit(HL_EVENT_BLOCKING_BIT, &f->events.bits);
-		return -EFAULT;
-	}
-	return 0;
-}
+/* The host's hooks: value blocks and the lockers' events. */
+const struct hl_hooks hl_lvb_hooks = {
+	.lvb_flush = hl_lvb_flush,
+	.event_blocking = hl_event_blocking,
+	.event_lost = hl_event_lost,
+};

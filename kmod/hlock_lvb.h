@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * hlock_lvb.c: lock value blocks (HLOCK_IOC_LVB) and the events a locker
- * polls for (HLOCK_IOC_EVENTS: blocking notifications, lost locks).
+ * hlock_lvb.c: lock value blocks and the events a locker polls for
+ * (blocking notifications, lost locks); their ioctls: hlock_lvb_ioctl.h.
  */
 #ifndef _HLOCK_LVB_H
 #define _HLOCK_LVB_H
@@ -9,7 +9,9 @@
 #include <linux/compiler.h>
 #include <linux/types.h>
 
-struct hl_file;
+struct hl_head;
+struct hl_hooks;
+struct hl_lvb;
 struct hl_req;
 struct hl_res;
 
@@ -31,11 +33,13 @@ void hl_lvb_free(struct hl_res *r);
 int hl_lvb_prepare(struct hl_res *r);
 void hl_lvb_load(struct hl_res *r, const u8 *val);
 void hl_lvb_store(struct hl_res *r, u8 *val);
-long hl_ioctl_lvb(struct hl_file *f, size_t usize, void __user *uarg);
-unsigned int hl_file_events(struct hl_file *f);
-long hl_ioctl_events(struct hl_file *f, size_t usize, void __user *uarg);
+int hl_lvb_access(struct hl_head *h, const struct hl_req *req, bool set,
+		  u8 *val, struct hl_lvb **spare);
+struct hl_lvb *hl_lvb_alloc(void);
 void hl_lvb_flush(struct hl_req *req);
 void hl_event_blocking(struct hl_req *holder);
 void hl_event_lost(struct hl_req *holder);
+
+extern const struct hl_hooks hl_lvb_hooks;
 
 #endif /* _HLOCK_LVB_H */

@@ -23,12 +23,14 @@
 #include <linux/uaccess.h>
 
 #include "hlock_internal.h"
+#include "hlock_clk.h"
 #include "hlock_cluster.h"
+#include "hlock_hooks.h"
 #include "hlock_kapi.h"
 #include "hlock_lease.h"
 #include "hlock_locker.h"
 #include "hlock_lvb.h"
-#include "hlock_main.h"
+#include "hlock_lvb_ioctl.h"
 #include "hlock_ns.h"
 #include "hlock_space.h"
 #include "hlock_stats.h"
@@ -40,35 +42,6 @@
 
 /* Paths up to this long are copied on the stack. */
 #define HL_SHORT_PATH	127
-
-unsigned int hl_policy = HLOCK_POLICY_BATCH;
-static const char *const hl_policy_names[] = {
-	[HLOCK_POLICY_BATCH] = "batch",
-	[HLOCK_POLICY_FIFO] = "fifo",
-};
-
-static int hl_policy_set(const char *val, const struct kernel_param *kp)
-{
-	int i = sysfs_match_string(hl_policy_names, val);
-
-	if (i < 0)
-		return -EINVAL;
-	WRITE_ONCE(hl_policy, i);
-	return 0;
-}
-
-static int hl_policy_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%s\n", hl_policy_names[READ_ONCE(hl_policy)]);
-}
-
-static const struct kernel_param_ops hl_policy_ops = {
-	.set = hl_policy_set,
-	.get = hl_policy_get,
-};
-module_param_cb(grant_policy, &hl_policy_ops, NULL, 0644);
-MODULE_PARM_DESC(grant_policy,
-		 "What a release grants behind the queue head: batch (every compatible waiter) or fifo (up to the first conflict)");
 
 /*
  * copy_struct_from_user(), by a copy of constant size when the caller's
@@ -507,6 +480,17 @@ static int __init hl_init(void)
 	BUILD_BUG_ON(HLOCK_PATH_MAX > U16_MAX);
 	BUILD_BUG_ON(HLOCK_COMM_LEN != TASK_COMM_LEN);
 
+	/* The features' answers to the core's hooks, before anything locks. */
+	hl_hooks_set(&hl_space_hooks);
+	hl_hooks_set(&hl_ns_hooks);
+	hl_hooks_set(&hl_stats_hooks);
+	hl_hooks_set(&hl_lease_hooks);
+	hl_hooks_set(&hl_lvb_hooks);
+	hl_hooks_set(&hl_clk_hooks);
+	hl_hooks_set(&hl_cluster_hooks);
+	ret = hl_hooks_check();
+	if (ret)
+		return ret;
 	ret = hl_kapi_init();
 	if (ret)
 		return ret;

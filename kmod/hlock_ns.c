@@ -36,6 +36,7 @@
 #include <linux/xarray.h>
 
 #include "hlock_internal.h"
+#include "hlock_hooks.h"
 #include "hlock_clk.h"
 #include "hlock_cluster.h"
 #include "hlock_ns.h"
@@ -500,3 +501,8 @@ unsigned long hl_ns_count(void)
 {
 	return READ_ONCE(hl_nss_nr);
 }
+
+/* The host's hooks: a locker's last reference drops its lock space's. */
+const struct hl_hooks hl_ns_hooks = {
+	.ns_put = hl_ns_put,
+};

@@ -44,4 +44,6 @@ static inline bool hl_ns_lost(const struct hl_ns *ns)
 	return unlikely(ns->cl) && hl_cluster_lost(ns->cl);
 }
 
+extern const struct hl_hooks hl_ns_hooks;
+
 #endif /* _HLOCK_NS_H */

@@ -25,6 +25,7 @@
 #include <linux/string.h>
 
 #include "hlock_internal.h"
+#include "hlock_hooks.h"
 #include "hlock_clk.h"
 #include "hlock_cluster.h"
 #include "hlock_lvb.h"
@@ -207,9 +208,6 @@ static void hl_op_key(struct hl_locker *lk, unsigned int level,
 	k->name = f->pathbuf + f->path.off[level];
 	k->len = f->path.nlen[level];
 }
-
-/* Resources died so far: see hl_space_gen().  One writer: reclaim. */
-unsigned long hl_space_generation;
 
 /**
  * hl_space_lookup() - A level of the operation's path, if it exists, in
@@ -757,3 +755,12 @@ void hl_space_exit(void)
 	kmem_cache_destroy(hl_space.res_cache);
 	kmem_cache_destroy(hl_space.req_cache);
 }
+
+/* The host's hooks: resources and their queues. */
+const struct hl_hooks hl_space_hooks = {
+	.head_lookup = hl_space_lookup,
+	.head_create = hl_space_create,
+	.req_free = hl_space_req_free,
+	.waitq_alloc = hl_waitq_alloc,
+	.waitq_free = hl_space_waitq_free,
+};

@@ -17,25 +17,6 @@ struct hl_res;
 struct hl_waitq;
 struct seq_file;
 
-extern unsigned long hl_space_generation;
-
-/**
- * hl_space_gen() - The reclaim generation.
- *
- * It moves whenever a resource dies, before it is unlinked and handed to
- * call_rcu().  A resource a locker found while the generation was g is
- * therefore still allocated in any RCU read section that reads g: had it
- * been freed, the grace period before the free would have begun after
- * the move, and a section that reads g began before that.  It may be dead
- * (marked, not yet moved on): look at hl_head.dead before using it.
- *
- * Return: the generation.
- */
-static inline unsigned long hl_space_gen(void)
-{
-	return READ_ONCE(hl_space_generation);
-}
-
 int hl_space_init(void);
 void hl_space_exit(void);
 int hl_path_parse(struct hl_path *p, const char *buf, unsigned int len);
@@ -44,7 +25,6 @@ struct hl_head *hl_path_find(struct hl_head *root, const struct hl_path *p,
 struct hl_res *hl_root_alloc(void);
 void hl_root_free(struct hl_res *root);
 void hl_ns_retire(struct hl_ns *ns);
-unsigned long hl_space_gen(void);
 unsigned int hl_path_len(const struct hl_head *h);
 void hl_path_fill(const struct hl_head *h, char *dst, unsigned int len);
 struct hl_req *hl_req_alloc(void);
@@ -56,5 +36,7 @@ struct hl_head *hl_space_lookup(struct hl_locker *lk, unsigned int level);
 int hl_space_create(struct hl_locker *lk, unsigned int level);
 void hl_space_req_free(struct hl_req *req);
 void hl_space_for_each(void (*fn)(struct hl_res *r, void *arg), void *arg);
+
+extern const struct hl_hooks hl_space_hooks;
 
 #endif /* _HLOCK_SPACE_H */

@@ -17,6 +17,7 @@
 #include <linux/string.h>
 
 #include "hlock_internal.h"
+#include "hlock_hooks.h"
 #include "hlock_stats.h"
 
 #define CREATE_TRACE_POINTS
@@ -99,7 +100,49 @@ static void hl_note_waited(struct hl_file *f, unsigned int level,
 }
 
 /**
- * hl_stats_waited() - A level that waited was granted: account its wait.
+ * hl_stats_acquired() - A run of levels of a lock call was granted at once.
+ * @lk: The locker.
+ * @from: The first level of the run.
+ * @to: The level after the run.
+ * @waits: Whether level @to waits (it counts as acquired too).
+ *
+ * Per run of levels of every lock call: the levels above the last all
+ * count their intent, and every level from HLOCK_LEVEL_OBJECT on counts in
+ * one row, so the run is counted in a few additions, not two per level.
+ *
+ * Context: the locker lock held.
+ */
+static void hl_stats_acquired(struct hl_locker *lk, unsigned int from,
+			      unsigned int to, bool waits)
+{
+	const struct hl_op *op = &lk->op;
+	struct hl_file *f = hl_file_of(lk);
+	unsigned int i = op->intent, last = op->nr - 1, end = to + waits;
+	unsigned int above = min(end, last), l, n;
+
+	if (READ_ONCE(hl_stats_on)) {
+		for (l = from; l < above && l < HLOCK_LEVEL_OBJECT; l++)
+			__hl_stat_add(f, level[l].acquire_count[i], 1);
+		if (l < above) {
+			/* The object row counts every level from it on. */
+			n = above - l;
+			l = HLOCK_LEVEL_OBJECT;
+			__hl_stat_add(f, level[l].acquire_count[i], n);
+		}
+		if (end > last) {
+			l = hl_stat_level(last);
+			__hl_stat_add(f, level[l].acquire_count[op->mode], 1);
+		}
+	}
+	if (trace_hlock_grant_enabled())
+		for (l = from; l < to; l++)
+			trace_hlock_grant(hl_stats_pid(f), op->heads[l],
+					  hl_op_mode(op, l));
+}
+
+/**
+ * hl_stats_waited() - A level that waited was granted: account its wait,
+ *	and trace the grant.
  * @lk: The locker.
  * @level: The level.
  * @mode: The mode asked for there.
@@ -110,6 +153,16 @@ void hl_stats_waited(struct hl_locker *lk, unsigned int level,
 		     unsigned int mode)
 {
 	hl_note_waited(hl_file_of(lk), level, mode, lk->op.now);
+	if (trace_hlock_grant_enabled())
+		trace_hlock_grant(hl_stats_pid(hl_file_of(lk)),
+				  lk->op.heads[level], mode);
+}
+
+/* A request's release, while the tracepoint is on (hl_note_release()). */
+static void hl_stats_release(struct hl_req *req)
+{
+	trace_hlock_release(hl_stats_pid(hl_file_of(req->locker)), req->head,
+			    req->mode);
 }
 
 /**
@@ -256,3 +309,15 @@ void hl_stats_sum(struct hl_ns *ns, struct hlock_stats *st)
 			sum[i] += READ_ONCE(c[i]);
 	}
 }
+
+/* The host's statistics hooks: counts, the slow-wait log, tracepoints. */
+const struct hl_hooks hl_stats_hooks = {
+	.note_acquired = hl_stats_acquired,
+	.note_wait = hl_stats_wait,
+	.note_granted = hl_stats_waited,
+	.note_withdrawn = hl_stats_withdrawn,
+	.note_convert = hl_stats_convert,
+	.note_deadlock = hl_stats_deadlock,
+	.note_release = hl_stats_release,
+	.slow_log = hl_slow_log,
+};

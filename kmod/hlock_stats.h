@@ -11,6 +11,7 @@
 #include <linux/types.h>
 
 struct hl_file;
+struct hl_hooks;
 struct hl_locker;
 struct hl_ns;
 struct hl_req;
@@ -42,6 +43,7 @@ struct hl_slow {
 };
 
 extern bool hl_stats_on;
+extern const struct hl_hooks hl_stats_hooks;
 void hl_stats_sum(struct hl_ns *ns, struct hlock_stats *st);
 void hl_slow_log(struct hl_file *f);
 void hl_gave_up(struct hl_file *f, unsigned int mode, int ret);
