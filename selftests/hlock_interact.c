@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hlock_interact: where features meet.  Seeded random sequences over a few
- * lockers and paths mix try, timed and asynchronous locks, unlock,
+ * lockers and paths mix try, timed and asynchronous locks (by ioctl and
+ * through io_uring), unlock,
  * downgrade, yield, leases with expiry and renewal, a write-ticket pool of
  * one or two, SIGSTOP/SIGCONT, close and SIGKILL, process-owned lockers,
  * lockers shared by fork, threads with file tables of their own; invariants
@@ -13,6 +14,14 @@
  * has a description (HLOCK_IOC_DESCRIBE) of its own, "p<pid>.<n>", which
  * the lock table shows beside its records: that, not the record's pid (the
  * last caller's, a forked child's maybe), says whose a record is.
+ *
+ * A lock through io_uring (a "ring" lock) is the call in flight as an async
+ * one is: collected from its CQE, withdrawn by an unlock of its path
+ * (-ECANCELED, which the model reads as hlock_wait()'s ENOENT), refused,
+ * timed out, met by forks, threads, yields and the other lockers' leases.
+ * A reopen withdraws it first (a ring lock would keep the closed locker
+ * open until it ends); a killed actor's ring lets its locker go a moment
+ * after its death.
  *
  * The ops beyond lock, collect, unlock, downgrade, yield, renew, reopen:
  *  - owner: hlock_owner() makes the locker process-owned, or the file's.
@@ -97,6 +106,7 @@
 #include "hlock.h"
 #include "hlock_helpers.h"
 #include "hlock_table_check.h"
+#include "hlock_uring.h"
 
 #define NACTORS		4
 #define CHECK_EVERY	8
@@ -119,7 +129,7 @@ static const char *const op_names[] = {
 /* OP_FORK's ends of the child. */
 enum { FORK_EXIT, FORK_KILL, FORK_OWNER };
 
-enum kind { K_TRY, K_TIMED, K_ASYNC };
+enum kind { K_TRY, K_TIMED, K_ASYNC, K_RING };
 
 struct cmd {
 	int op;
@@ -138,6 +148,9 @@ struct reply {
 	int ticket;
 	/* OP_CHECK: whether a lock call of the actor is queued. */
 	int pending;
+	/* Whether that call is a ring lock; whether the command made one. */
+	int ring;
+	int ringed;
 	char why[1024];
 };
 
@@ -149,10 +162,19 @@ struct model {
 	bool leased[NPATHS];	/* it asked for a lease on the path */
 	int pending;		/* path of its queued async call, or -1 */
 	int pending_lease;
+	bool ring;		/* that call is a ring lock */
+	/*
+	 * A yield that failed (it releases everything) ran while the ring
+	 * lock was in flight: granted before it, the grant went with it.
+	 */
+	bool ring_unsure;
 	bool owned;		/* process-owned (HLOCK_OWNER_PROCESS) */
 };
 
 static int a_fd;
+/* The actor's ring, made when it starts (a_ring_ok), for its ring locks. */
+static struct io_uring a_ring;
+static bool a_ring_ok;
 /* The locker's description, "p<pid>.<n>": whose records are whose. */
 static char a_why[32];
 static int a_opens;
@@ -170,6 +192,15 @@ static void model_clear(void)
 
 static void model_grant(int path, int lease_ms)
 {
+	int held;
+
+	/* Whether the ring's grant came before the yield, the locker says. */
+	if (a_m.ring_unsure) {
+		a_m.ring_unsure = false;
+		held = hlock_held(a_fd, paths[path]);
+		a_m.count[path] = held > 0 ? held : 0;
+		return;
+	}
 	a_m.count[path]++;
 	if (lease_ms)
 		a_m.leased[path] = true;
@@ -377,6 +408,41 @@ static int nothing_lost(struct reply *r, const char *when, bool killed)
 }
 
 /*
+ * hlock_wait() on the call in flight, made by ioctl or through the ring:
+ * a ring lock's end is its CQE, collected here, which clears a_m.ring (its
+ * res may be ETIMEDOUT, the lock's own timeout: a_m.ring says which).  Its
+ * -ECANCELED (withdrawn) reads as ENOENT, as hlock_wait() says of a
+ * withdrawn request; no CQE within @timeout_ns as EAGAIN.
+ */
+static int pending_wait(int64_t timeout_ns)
+{
+	struct __kernel_timespec ts = {
+		.tv_sec = timeout_ns / SEC,
+		.tv_nsec = timeout_ns % SEC,
+	};
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (!a_m.ring)
+		return hlock_wait(a_fd, timeout_ns);
+	if (timeout_ns)
+		ret = io_uring_wait_cqe_timeout(&a_ring, &cqe, &ts);
+	else
+		ret = io_uring_peek_cqe(&a_ring, &cqe);
+	if (ret == -ETIME || ret == -EAGAIN)
+		return -EAGAIN;
+	if (ret)
+		return ret;
+	ret = cqe->res;
+	io_uring_cqe_seen(&a_ring, cqe);
+	a_m.ring = false;
+	/* Read by model_grant() when the CQE says granted. */
+	if (ret)
+		a_m.ring_unsure = false;
+	return ret == -ECANCELED ? -ENOENT : ret;
+}
+
+/*
  * The queued request of the model: still there, or granted (then it is
  * collected), never gone.  Return: 1 on a failure, else 0.
  */
@@ -386,8 +452,8 @@ static int pending_kept(struct reply *r, const char *when)
 
 	if (p < 0)
 		return 0;
-	ret = hlock_wait(a_fd, 0);
-	if (ret == -EAGAIN)
+	ret = pending_wait(0);
+	if (ret == -EAGAIN || (ret == -ETIMEDOUT && a_m.ring))
 		return 0;
 	if (ret == -ENOENT) {
 		snprintf(r->why, sizeof(r->why),
@@ -407,9 +473,17 @@ static int pending_kept(struct reply *r, const char *when)
  */
 static int withdrawn(int path, int ret, struct reply *r)
 {
-	int w = hlock_wait(a_fd, 0);
+	bool ring = a_m.ring;
+	/* A ring lock's CQE is posted by task work, by now: a second at most. */
+	int w = pending_wait(ring ? SEC : 0);
 
 	if (w == -ENOENT)
+		return 0;
+	/*
+	 * A ring lock granted or failed before the unlock ended then, by its
+	 * CQE: the unlock released what it says.
+	 */
+	if (ring && !a_m.ring)
 		return 0;
 	snprintf(r->why, sizeof(r->why),
 		 "the unlock of \"%s\" said %d and left the request queued there (wait says %d)",
@@ -449,11 +523,18 @@ static int unwind(struct reply *r, const char *when)
 			if (ret <= 0 && ret != -ESTALE)
 				break;
 		}
-	a_m.pending = -1;
 	for (p = 0; p < NPATHS; p++) {
 		a_m.count[p] = 0;
 		a_m.leased[p] = false;
 	}
+	/* A ring lock withdrawn: its CQE, then nothing. */
+	if (a_m.ring && (pending_wait(SEC), a_m.ring)) {
+		snprintf(r->why, sizeof(r->why),
+			 "%s: after unlocking everything, no CQE of the ring lock",
+			 when);
+		return 1;
+	}
+	a_m.pending = -1;
 	ret = hlock_wait(a_fd, 0);
 	if (ret != -ENOENT) {
 		snprintf(r->why, sizeof(r->why),
@@ -584,7 +665,7 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 	static const int modes[] = { HLOCK_IS, HLOCK_IX, HLOCK_S, HLOCK_SIX,
 				     HLOCK_X };
 	bool stale[NPATHS] = { false }, owner = false, yfail = false;
-	bool in_yield = false;
+	bool in_yield = false, ring = a_m.pending >= 0 && a_m.ring;
 	unsigned int st = c->seed ^ 0x5bd1e995u;
 	int pfd[2], i, n, q, ret;
 	pid_t pid, actor = getpid();
@@ -629,10 +710,15 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 	}
 	close(pfd[0]);
 	if (owner) {
-		/* The owner's exit: everything released, the request too. */
+		/*
+		 * The owner's exit: everything released, the request too.  A
+		 * ring lock may have ended before (its CQE came): released
+		 * with the rest.
+		 */
 		a_m.owned = false;
-		ret = hlock_wait(a_fd, 0);
-		if (ret != -ENOENT) {
+		ring = a_m.ring;
+		ret = pending_wait(ring ? SEC : 0);
+		if (ret != -ENOENT && !(ring && !a_m.ring)) {
 			snprintf(r->why, sizeof(r->why),
 				 "a sharer that owned the locker exited, wait says %d",
 				 ret);
@@ -655,10 +741,14 @@ static int actor_fork(const struct cmd *c, struct reply *r)
 		if (stale[q])
 			model_taken(q);
 	/* A sharer's end releases nothing, the locker's owner or not. */
+	/* A ring lock ends at its grant: the sharer's yield may follow it. */
+	if (ring && a_m.ring && (yfail || in_yield))
+		a_m.ring_unsure = true;
 	if (nothing_lost(r, c->variant == FORK_KILL ? "a sharer was killed" :
 			 "a sharer exited", c->variant == FORK_KILL) ||
 	    pending_kept(r, "a sharer's end"))
 		return INT32_MIN;
+
 	/* A killed one may have left an acquisition: start afresh. */
 	if (c->variant == FORK_KILL)
 		return unwind(r, "after a killed sharer") ? INT32_MIN : 0;
@@ -1001,18 +1091,55 @@ static int actor_check(struct reply *r)
 	return 0;
 }
 
+/*
+ * A lock through the ring, the call in flight until its CQE: one granted
+ * or refused at once is there when the submission returns.
+ */
+static int ring_lock(const struct cmd *c, struct reply *r)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&a_ring);
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (!sqe)
+		return -EAGAIN;
+	hlock_prep_lock(sqe, a_fd, paths[c->path], c->mode, 0,
+			c->timeout_ms ? c->timeout_ms * MS : -1);
+	ret = io_uring_submit(&a_ring);
+	if (ret != 1) {
+		snprintf(r->why, sizeof(r->why), "ring submit says %d", ret);
+		return INT32_MIN;
+	}
+	r->ringed = 1;
+	if (!io_uring_peek_cqe(&a_ring, &cqe)) {
+		ret = cqe->res;
+		io_uring_cqe_seen(&a_ring, cqe);
+		if (!ret)
+			model_grant(c->path, 0);
+		return ret;
+	}
+	a_m.pending = c->path;
+	a_m.pending_lease = 0;
+	a_m.ring = true;
+	return -EINPROGRESS;
+}
+
 static int actor_do(const struct cmd *c, struct reply *r)
 {
+	bool ring;
 	int ret, p;
 
 	switch (c->op) {
 	case OP_LOCK:
 		if (a_m.pending >= 0)
 			return -EBUSY;
+		if (c->kind == K_RING && a_ring_ok)
+			return ring_lock(c, r);
+		/* Without a ring, a ring lock is a timed one. */
 		ret = hlock_lock_lease(a_fd, paths[c->path], c->mode,
 				       c->kind == K_ASYNC ? HLOCK_F_ASYNC : 0,
 				       c->kind == K_TRY ? 0 :
-				       c->kind == K_TIMED ?
+				       c->kind != K_ASYNC ?
 				       c->timeout_ms * MS : -1,
 				       c->lease_ms * MS);
 		if (!ret) {
@@ -1036,8 +1163,11 @@ static int actor_do(const struct cmd *c, struct reply *r)
 			}
 			return ret;
 		}
-		ret = hlock_wait(a_fd, c->timeout_ms * MS);
-		if (ret == -EAGAIN || ret == -ETIMEDOUT || ret == -EINTR)
+		ring = a_m.ring;
+		ret = pending_wait(c->timeout_ms * MS);
+		/* Not yet; a ring lock's CQE ends it whatever it says. */
+		if ((!ring || a_m.ring) &&
+		    (ret == -EAGAIN || ret == -ETIMEDOUT || ret == -EINTR))
 			return ret;
 		if (ret == -ENOENT) {
 			snprintf(r->why, sizeof(r->why),
@@ -1077,6 +1207,9 @@ static int actor_do(const struct cmd *c, struct reply *r)
 		return hlock_downgrade(a_fd, paths[c->path], c->mode);
 	case OP_YIELD:
 		ret = hlock_yield(a_fd, c->timeout_ms * MS);
+		/* A ring lock granted as the yield began went with it. */
+		if (ret && ret != -EBUSY && a_m.pending >= 0 && a_m.ring)
+			a_m.ring_unsure = true;
 		if (ret && ret != -EBUSY) {
 			/* Failed: it holds nothing (the ESTALEs come later). */
 			for (p = 0; p < NPATHS; p++) {
@@ -1095,6 +1228,17 @@ static int actor_do(const struct cmd *c, struct reply *r)
 	case OP_RENEW:
 		return hlock_renew(a_fd);
 	case OP_REOPEN:
+		/* Withdrawn first: it would keep the closed locker open. */
+		if (a_m.pending >= 0 && a_m.ring) {
+			hlock_unlock(a_fd, paths[a_m.pending]);
+			pending_wait(SEC);
+			if (a_m.ring) {
+				snprintf(r->why, sizeof(r->why),
+					 "an unlock of \"%s\" left the ring lock there",
+					 paths[a_m.pending]);
+				return INT32_MIN;
+			}
+		}
 		close(a_fd);
 		model_clear();
 		return a_open();
@@ -1124,14 +1268,24 @@ static void actor_run(int sock)
 
 	/* Its side op's grandchild comes back to it when its child exits. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	a_ring_ok = !io_uring_queue_init(8, &a_ring, 0);
 	a_open();
 	model_clear();
 	while (read(sock, &c, sizeof(c)) == (ssize_t)sizeof(c)) {
 		memset(&r, 0, sizeof(r));
 		if (c.op == OP_EXIT)
 			_exit(0);
-		r.ret = actor_do(&c, &r);
+		/*
+		 * A ring lock that ended meanwhile ends in the model first:
+		 * the command came after it.
+		 */
+		if (a_m.pending >= 0 && a_m.ring &&
+		    pending_kept(&r, "between two commands"))
+			r.ret = INT32_MIN;
+		else
+			r.ret = actor_do(&c, &r);
 		r.pending = a_m.pending >= 0;
+		r.ring = r.pending && a_m.ring;
 		snprintf(a_hist[a_nhist++ % HISTORY], sizeof(a_hist[0]),
 			 "%s \"%s\" %d/%d/%d/%d/%d=%d", op_names[c.op],
 			 paths[c.path], c.mode, c.kind, c.timeout_ms,
@@ -1163,9 +1317,12 @@ struct actor {
 	bool stopped;
 	struct cmd cmd;		/* the command it runs while busy */
 	bool pending;		/* a lock call of it may be queued */
+	bool ring;		/* that call is a ring lock */
 };
 
 static struct actor actors[NACTORS];
+/* Locks made through an actor's ring, over the run. */
+static unsigned long ring_locks;
 static unsigned int rnd_state;
 static bool verbose;
 static int seed_now, step_now;
@@ -1258,6 +1415,8 @@ static int take_reply(struct actor *a, int ms, struct reply *r)
 	}
 	a->busy = false;
 	a->pending = r->pending;
+	a->ring = r->ring;
+	ring_locks += r->ringed;
 	if (r->ret == INT32_MIN)
 		fail("actor %d (%s): %s", (int)(a - actors),
 		     op_names[a->cmd.op], r->why);
@@ -1456,8 +1615,16 @@ static int kill_actor(int me, struct actor *a)
 {
 	int64_t end = now_ns() + SETTLE_NS;
 	int status, n;
-	bool children = a->busy && (a->cmd.op == OP_FORK ||
-				    a->cmd.op == OP_SIDE);
+	/*
+	 * Children of a fork or side op, and a ring lock in flight (io_uring
+	 * lets its file go after the ring's owner died), may keep a locker
+	 * open a while: its last close releases it.
+	 */
+	bool children = (a->busy && (a->cmd.op == OP_FORK ||
+				     a->cmd.op == OP_SIDE ||
+				     (a->cmd.op == OP_LOCK &&
+				      a->cmd.kind == K_RING))) ||
+			(a->pending && a->ring);
 
 	kill(a->pid, SIGKILL);
 	if (a->stopped)
@@ -1466,11 +1633,6 @@ static int kill_actor(int me, struct actor *a)
 	if (waitpid(a->pid, &status, 0) != a->pid)
 		return fail("waitpid");
 	n = records_of(me, a->pid);
-	/*
-	 * Children of a fork or side op (killed with it, or a grandchild
-	 * ending its bounded loop) may keep a locker open a while: its last
-	 * close releases it.
-	 */
 	while (n > 0 && children && now_ns() < end) {
 		usleep(10000);
 		n = records_of(me, a->pid);
@@ -1516,9 +1678,15 @@ static void random_cmd(struct actor *a, struct cmd *c)
 		c->timeout_ms = rnd(3) ? 0 : 20 + (int)rnd(60);
 	} else if (r < 45) {
 		c->op = OP_LOCK;
-		c->kind = (int)rnd(3);
+		c->kind = (int)rnd(4);
 		c->timeout_ms = 5 + (int)rnd(80);
 		c->lease_ms = rnd(2) ? 0 : rnd(4) ? 10 + (int)rnd(60) : 10000;
+		/* A ring lock has no lease; a third of them wait forever. */
+		if (c->kind == K_RING) {
+			c->lease_ms = 0;
+			if (!rnd(3))
+				c->timeout_ms = 0;
+		}
 	} else if (r < 65) {
 		c->op = OP_UNLOCK;
 	} else if (r < 72) {
@@ -1596,6 +1764,11 @@ static int run_seed(int me, int seed, int steps)
 			kill(actors[i].pid, SIGKILL);
 		close(actors[i].sock);
 		waitpid(actors[i].pid, NULL, 0);
+		/* Its ring lets a lock in flight go a while after its death. */
+		end = now_ns() + SETTLE_NS;
+		while (!failure[0] && actors[i].ring &&
+		       records_of(me, actors[i].pid) && now_ns() < end)
+			usleep(10000);
 		if (!failure[0] && records_of(me, actors[i].pid))
 			fail("actor %d left records at exit", i);
 	}
@@ -1662,7 +1835,8 @@ int main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
-	printf("# %lu waits refused from outside\n", refusals);
+	printf("# %lu waits refused from outside, %lu locks through io_uring\n",
+	       refusals, ring_locks);
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",
 	       passed, failed);
 	return failed ? 1 : 0;
