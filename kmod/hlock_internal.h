@@ -12,7 +12,9 @@
  *   hlock_host.c      the kernel as the core's host (hlock_host.h): the
  *                     only calls out of the core; a locker's references
  *                     and the continuation of its grants, which it hands
- *                     to the locker's own stage (hl_file.resume)
+ *                     to the locker's own stage (hl_file.resume); the
+ *                     features' answers, by static calls (hlock_hooks.h);
+ *                     the grant policy parameter
  *   hlock_space.c     resources: the table, paths, reclaim of unused
  *                     resources (hlock_space.h)
  *   hlock_ns.c        lock spaces, one per IPC namespace (hlock_ns.h)
@@ -42,8 +44,8 @@
  *                     recovery, fencing tokens (hlock_cluster.h)
  *   hlock_clk.c       a cluster resource's DLM lock (hlock_clk.h; what
  *                     the two share: hlock_dlm.h)
- *   hlock_main.c      the device, its ioctls, module parameters, init
- *                     (hlock_main.h)
+ *   hlock_main.c      the device, its ioctls, init: it hands the
+ *                     features' answers to the host (hlock_hooks.h)
  *   hlock_test.c      stall points, in the test build only (hlock_test.h)
  *   hlock_torture_*.c hlock_torture.ko, the torture test and benchmark of
  *                     the in-kernel API, in the test build only

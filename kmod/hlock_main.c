@@ -2,9 +2,10 @@
 /*
  * hlock: hierarchical (multi-granularity) locks for userspace.
  *
- * The device /dev/hlock, its ioctls (copy-in, checks, dispatch), the
- * module parameters and the module's life.  See hlock_internal.h for how
- * the rest is split and locked.
+ * The device /dev/hlock, its ioctls (copy-in, checks, dispatch) and the
+ * module's life: at load it hands each feature's answers to the core's
+ * hooks to the host.  The module parameters live with what they set.  See
+ * hlock_internal.h for how the rest is split and locked.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
