@@ -92,7 +92,7 @@ void hl_lvb_free(struct hl_res *r)
  */
 int hl_lvb_prepare(struct hl_res *r)
 {
-	r->lvb = kzalloc(sizeof(*r->lvb), GFP_KERNEL_ACCOUNT);
+	r->lvb = hl_lvb_alloc();
 	return r->lvb ? 0 : -ENOMEM;
 }
 
@@ -176,9 +176,7 @@ int hl_lvb_access(struct hl_head *h, const struct hl_req *req,
  */
 struct hl_lvb *hl_lvb_alloc(void)
 {
-	struct hl_lvb *lvb;
-
-	return kzalloc(sizeof(*lvb), GFP_KERNEL_ACCOUNT);
+	return kzalloc(sizeof(struct hl_lvb), GFP_KERNEL_ACCOUNT);
 }
 
 /**
