@@ -48,6 +48,13 @@ const char *const hl_mode_names[HLOCK_NR_MODES] = {
 };
 
 /*
+ * op_level_new()'s answer when the head it found died, or when it had to
+ * give the locker queues: look the level up again.  Never leaves
+ * op_level().
+ */
+#define HL_LOOK_AGAIN	2
+
+/*
  * Index of the conversion queue of each (held, target) pair, plus one:
  * 0 marks a pair that is no conversion.
  */
@@ -723,6 +730,33 @@ static bool head_convert_must_wait(const struct hl_head *h,
 }
 
 /*
+ * Whether a try-lock (HL_RF_TRY) gives up rather than queue a new request
+ * for @m on @h: it must wait for a holder or a waiter on this node, or for
+ * another node's wait.  A try never waits for those, so it never queues
+ * for them: queued even for an instant, it would tell the holders that
+ * they block a waiter, make an expired lease in its way look claimed, and
+ * hold back the requests that come meanwhile, all for a call that is
+ * about to fail.  Only a try that waits for this node's DLM mode alone
+ * queues, for the glue to ask the DLM (hl_node_try_ok()).  Context: head
+ * lock.
+ */
+static bool try_gives_up(const struct hl_head *h, unsigned int m)
+{
+	if (!head_must_wait(h, m))
+		return false;
+	return likely(!h->cluster) ||
+	       hl_conflicts(m, h->granted_mask | h->wait_mask | h->remote_mask);
+}
+
+/* The same for a conversion of @req to @target: the other holders'. */
+static bool try_convert_gives_up(const struct hl_head *h,
+				 const struct hl_req *req, unsigned int target)
+{
+	hl_assert_head_locked(h);
+	return hl_conflicts(target, others_mask(h, req));
+}
+
+/*
  * Queue or grant a new request for req->mode on @h.  Return: true when
  * granted at once.
  */
@@ -1248,12 +1282,28 @@ static void op_wait_claims(struct hl_locker *lk, struct hl_head *h,
 }
 
 /*
+ * A try's level gives up at once on @h (try_gives_up()): nothing queues,
+ * but the host hears of a wait for @m that was withdrawn at once, as of
+ * any try that would have waited (its statistics count a wait and name
+ * its blockers).  @req is set up as it would wait, for hl_head_blockers().
+ * Context: head lock held.
+ */
+static void op_try_gives_up(struct hl_locker *lk, struct hl_head *h,
+			    struct hl_req *req, unsigned int m)
+{
+	hl_assert_head_locked(h);
+	hl_note_wait(lk, lk->op.level, m, req);
+	hl_note_withdrawn(lk, lk->op.level, m);
+}
+
+/*
  * A new request for level @l on @h.  Return: 1 granted, 0 queued,
- * -EAGAIN when @h died under us (look it up again), -ENOBUFS when it must
- * wait, and neither @h nor the locker has queues for it: a wait earlier
- * in the operation took the locker's spare (op_level() gives it another,
- * and tries again).  Only a level that must wait asks for queues, so that
- * no allocation can fail a level that would not have waited.
+ * HL_LOOK_AGAIN when @h died under us (look it up again), -ENOBUFS when it
+ * must wait, and neither @h nor the locker has queues for it: a wait
+ * earlier in the operation took the locker's spare (op_level() gives it
+ * another, and tries again).  Only a level that must wait asks for
+ * queues, so that no allocation can fail a level that would not have
+ * waited.  -EAGAIN when a try gives up (try_gives_up()), nothing queued.
  */
 static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 			unsigned int m, struct hl_grants *g)
@@ -1295,7 +1345,7 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 		hl_head_unlock(h);
 		lk->nr_spare++;
 		op->reqs[l] = NULL;
-		return lost ? -ENOLINK : -EAGAIN;
+		return lost ? -ENOLINK : HL_LOOK_AGAIN;
 	}
 	/*
 	 * A strong mode must see the intents granted in the partitions.  An
@@ -1306,6 +1356,16 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 		depart(h);
 	else
 		repart(h);
+	if (unlikely(op->flags & HL_RF_TRY) && try_gives_up(h, m)) {
+		req->state = HL_WAITING;
+		req->seq = req->flags & HL_RF_FRONT ? h->front_seq - 1 :
+		      h->back_seq + 1;
+		op_try_gives_up(lk, h, req, m);
+		hl_head_unlock(h);
+		lk->nr_spare++;
+		op->reqs[l] = NULL;
+		return -EAGAIN;
+	}
 	if (unlikely(!h->wq && !lk->spare_wq) && head_must_wait(h, m)) {
 		hl_head_unlock(h);
 		lk->nr_spare++;
@@ -1324,7 +1384,7 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 
 /*
  * Convert the locker's @req on @h for level @l.  Return: 1 or 0, or
- * -ENOBUFS as op_level_new().
+ * -ENOBUFS or -EAGAIN as op_level_new().
  */
 static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 			    struct hl_req *req, unsigned int m,
@@ -1348,6 +1408,18 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 	depart(h);
 	if (req->part)
 		part_to_head(h, req);
+	/* A try gives up before it needs queues, as in op_level_new(). */
+	if (unlikely(op->flags & HL_RF_TRY) &&
+	    try_convert_gives_up(h, req, target)) {
+		hl_note_convert(req, target);
+		req->state = HL_CONVERTING;
+		req->convert = target;
+		op_try_gives_up(lk, h, req, target);
+		req->state = HL_GRANTED;
+		req->convert = HLOCK_NL;
+		hl_head_unlock(h);
+		return -EAGAIN;
+	}
 	/* As in op_level_new(). */
 	if (unlikely(!h->wq && !lk->spare_wq) &&
 	    head_convert_must_wait(h, req, target)) {
@@ -1371,7 +1443,8 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
  * Acquire level op->level.  @known levels of op->heads[] are known to be
  * the path's (hl_heads_known()); a lookup, which the host may remember,
  * sets it to 0.  Return: 1 when granted, 0 when it waits, -ENOMEM,
- * -EOVERFLOW or -ENOLCK when it failed with nothing done at this level.
+ * -EOVERFLOW, -ENOLCK, -ENOLINK or -EAGAIN (a try gave up) when it failed
+ * with nothing done at this level.
  * Context: in an RCU read section, which it leaves while it creates the
  * level's resource or gives the locker queues, and enters again.
  */
@@ -1436,9 +1509,9 @@ static int op_level(struct hl_locker *lk, unsigned int *known,
 			*known = 0;
 			if (ret)
 				return ret;
-			ret = -EAGAIN;
+			ret = HL_LOOK_AGAIN;
 		}
-	} while (ret == -EAGAIN);
+	} while (ret == HL_LOOK_AGAIN);
 	return ret;
 }
 
@@ -1472,6 +1545,7 @@ static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
 	unsigned int known, from = op->level;
+	bool waits;
 	int ret = 1;
 
 	/* One read section for the levels, not one each. */
@@ -1482,9 +1556,13 @@ static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 		if (ret > 0)
 			op_level_done(lk, false);
 	}
-	/* A level refused before it was asked for is not counted. */
-	if (op->level > from || !ret)
-		hl_note_acquired(lk, from, op->level, !ret);
+	/*
+	 * A level refused before it was asked for is not counted; one that
+	 * waits is, and so is a try's that gave up rather than wait.
+	 */
+	waits = !ret || ret == -EAGAIN;
+	if (op->level > from || waits)
+		hl_note_acquired(lk, from, op->level, waits);
 	hl_rcu_unlock();
 	if (ret < 0)
 		return ret;
@@ -1635,9 +1713,11 @@ static __always_inline int op_start(struct hl_locker *lk,
  *
  * Return: 0 when every level was granted (slot in HL_OP_GRANTED),
  * -EINPROGRESS when a level waits (HL_OP_WAITING; hl_op_done() is called
- * once all levels are granted), or -ENOMEM, -EOVERFLOW or -ENOLCK (one
- * more resource than lk->max_reqs) with the locker as before (slot back
- * in HL_OP_SETUP).
+ * once all levels are granted), or -ENOMEM, -EOVERFLOW, -ENOLCK (one
+ * more resource than lk->max_reqs), -ENOLINK (its node lost the cluster)
+ * or -EAGAIN (a try, HL_RF_TRY, that would wait for something but its
+ * node's DLM mode: nothing queued, see try_gives_up()) with the locker as
+ * before (slot back in HL_OP_SETUP).
  */
 int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
 {
@@ -2388,7 +2468,8 @@ static void blockers_in_parts(struct hl_head *h, unsigned int c,
 /**
  * hl_head_blockers() - Who blocks @req on @h.
  * @h: The resource, not partitioned (something waits on it).
- * @req: A waiting or converting request on @h.
+ * @req: A waiting or converting request on @h, or one set up so whose
+ *	try gives up (op_try_gives_up()).
  * @b: Filled in; @b->max says how many to name (at most
  *	HLOCK_MAX_BLOCKERS).
  *
@@ -2423,8 +2504,9 @@ void hl_head_blockers(struct hl_head *h, const struct hl_req *req,
 	}
 	if (req->state != HL_WAITING)
 		return;
+	/* Only modes that wait: a try that gave up may find no queues. */
 	for (c = HLOCK_IS; c < HLOCK_NR_MODES; c++) {
-		if (!hl_conflicts(m, hl_mode_bit(c)))
+		if (!hl_conflicts(m, h->wait_mask & hl_mode_bit(c)))
 			continue;
 		list_for_each_entry(o, &h->wq->queue[c], node) {
 			if (o->seq >= req->seq || looked++ >= b->max)

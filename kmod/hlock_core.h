@@ -93,8 +93,10 @@ enum hl_req_state {
 #define HL_RF_AUTO		(1U << 7)
 /*
  * The caller will not wait for the operation (a try-lock): a level that
- * cannot be granted at once is no wait, and no deadlock search is made
- * for it.  Only in hl_op_claim()'s flags.
+ * cannot be granted at once fails the operation with -EAGAIN, queued
+ * nowhere, unless it waits for its cluster node's DLM mode alone; then it
+ * queues, claims no lease and is searched for no deadlock, and the glue
+ * gives it up unless the DLM answers soon.  Only in hl_op_claim()'s flags.
  */
 #define HL_RF_TRY		(1U << 8)
 

@@ -37,7 +37,9 @@
  *                  leave the operation pending it)
  *   core op start  hl_op_start() (hlock_core.c): level by level, granted
  *                  or waiting; the core counts through hlock_host.c
- *                  (hl_note_acquired(), hl_stats_wait()...)
+ *                  (hl_note_acquired(), hl_stats_wait()...).  A try that
+ *                  would wait for anything but its node's DLM mode fails
+ *                  here with EAGAIN, queued nowhere (hl_gave_up())
  *   wait/continue  hl_lock_call(): a try gives up (hl_lock_try(),
  *                  hl_lock_give_up()) unless it waits for its cluster
  *                  node's DLM lock; an async call returns -EINPROGRESS;
@@ -643,6 +645,9 @@ static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
 			f->heads_nr = p->nr;
 			return 0;
 		}
+		/* A try that would wait gave up, nothing queued. */
+		if (ret == -EAGAIN)
+			hl_gave_up(f, mode, ret);
 	} else {
 		ret = hl_op_claim(lk, p->nr, mode, opflags);
 		if (ret)
@@ -650,8 +655,11 @@ static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
 		f->last_path = false;
 		ret = hl_lock_stages(f, p, buf, mode, flags, timeout_ns,
 				     lease_ns, try);
-		if (!ret)
+		if (!ret) {
 			ret = hl_op_start(lk, g);
+			if (ret == -EAGAIN)
+				hl_gave_up(f, mode, ret);
+		}
 		if (!ret && unlikely(lease_ns))
 			hl_lease_grant(f);
 	}
@@ -671,20 +679,25 @@ static int hl_lock_give_up(struct hl_file *f, int ret, struct hl_grants *g)
 }
 
 /*
- * A try that must wait: give up, unless it waits for nothing but the DLM
- * lock of this node in a cluster space, which it waits for, level by
- * level (hl_cluster_try_wait()).  f->lock held.
+ * A try queued: it waits for nothing but the DLM lock of this node in a
+ * cluster space (the core gives up any other try before it queues), which
+ * it waits for, level by level (hl_cluster_try_wait()), unless the DLM
+ * does not answer soon; then it gives up.  f->lock held.
  */
 static int hl_lock_try(struct hl_file *f, struct hl_grants *g)
 {
 	ktime_t deadline = 0;
 	int ret, c;
 
-	if (likely(!f->ns->cl))
+	/* Outside a cluster no try queues (the core's try_gives_up()). */
+	if (WARN_ON_ONCE(!f->ns->cl))
 		return hl_lock_give_up(f, -EAGAIN, g);
 	while ((ret = hl_cluster_try_wait(f, g, &deadline)) > 0) {
 		c = hl_lock_continue(f, g);
 		if (c != -EINPROGRESS) {
+			/* A level further down would wait: given up there. */
+			if (c == -EAGAIN)
+				hl_gave_up(f, f->lk.op.mode, c);
 			hl_op_clear(f, g);
 			return c;
 		}

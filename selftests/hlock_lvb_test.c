@@ -454,6 +454,35 @@ TEST_F_TIMEOUT(lvb, once_per_grant, TEST_TMO)
 	ASSERT_EQ(0, hlock_unlock(B, in));
 }
 
+/*
+ * A try-lock does not wait, so it tells nobody: neither a new request nor
+ * a conversion that gives up uses the grant's one notification, which the
+ * next real waiter still gets.
+ */
+TEST_F_TIMEOUT(lvb, try_tells_nothing, TEST_TMO)
+{
+	const char *p = P("lvtry");
+	unsigned int ev;
+
+	ASSERT_EQ(0, hlock_events_want(A, HLOCK_EVENT_BLOCKING));
+	ASSERT_EQ(0, hlock_lock(A, p, S, 0, -1));
+	ASSERT_EQ(-EAGAIN, hlock_lock(B, p, X, 0, 0));
+	ASSERT_EQ(0, hlock_lock(B, p, S, 0, 0));
+	ASSERT_EQ(-EAGAIN, hlock_lock(B, p, X, 0, 0));
+	ASSERT_EQ(S, hlock_held(B, p));
+	ASSERT_EQ(0, hlock_unlock(B, p));
+	ASSERT_EQ(0, poll_events(A) & POLLPRI);
+	ASSERT_EQ(0, hlock_events(A, &ev));
+	ASSERT_EQ(0U, ev);
+	ASSERT_EQ(0, hlock_blocking(A, p));
+	ASSERT_EQ(-EINPROGRESS, hlock_lock(C, p, X, ASYNC, -1));
+	ASSERT_EQ(POLLPRI, poll_pri(A) & POLLPRI);
+	ASSERT_EQ(0, hlock_events(A, &ev));
+	ASSERT_EQ(HLOCK_EVENT_BLOCKING, ev);
+	ASSERT_EQ(0, hlock_unlock(C, p));
+	ASSERT_EQ(0, hlock_unlock(A, p));
+}
+
 /* A locker that asks no more is told nothing, and its pending event goes. */
 TEST_F_TIMEOUT(lvb, want_off, TEST_TMO)
 {

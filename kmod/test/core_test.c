@@ -1412,11 +1412,14 @@ static void test_refuse(void)
 	CHECK(unlock(3, "q") == 0, "the other S goes");
 	CHECK(refuse(2, ws, hs) == -ESTALE, "granted first");
 	CHECK(collect(2) == 0 && held(2, "q") == HLOCK_X, "X");
-	/* A try-lock waiting for a moment is not refused. */
-	CHECK(lock(4, "q", HLOCK_S, HL_RF_TRY) == -EINPROGRESS, "a try");
+	/*
+	 * A try-lock never waits here: nothing to refuse.  (One that waits
+	 * for its node's DLM mode is not refused: test_cluster().)
+	 */
 	lk = &lockers[4].lk;
-	CHECK(refuse(4, lk->wait_seq, lk->hold_seq) == -ESTALE, "not a try");
-	cancel(4);
+	CHECK(lock(4, "q", HLOCK_S, HL_RF_TRY) == -EAGAIN, "a try");
+	CHECK(refuse(4, lk->wait_seq | 1, lk->hold_seq) == -ESTALE,
+	      "not a try");
 	CHECK(note_refused == 2, "each refusal noted once");
 	check_invariants();
 	reset();
@@ -1719,9 +1722,8 @@ static void test_deadlock_off(void)
 	CHECK(lock(0, "x", HLOCK_X, 0) == 0 && lock(1, "y", HLOCK_X, 0) == 0,
 	      "holders");
 	CHECK(lock(0, "y", HLOCK_X, 0) == -EINPROGRESS, "0 waits");
-	CHECK(lock(1, "x", HLOCK_X, HL_RF_TRY) == -EINPROGRESS,
-	      "a try-lock is not searched (the glue gives up on it)");
-	cancel(1);
+	CHECK(lock(1, "x", HLOCK_X, HL_RF_TRY) == -EAGAIN &&
+	      note_deadlock == found, "a try-lock gives up, unsearched");
 	detect = false;
 	CHECK(lock(1, "x", HLOCK_X, 0) == -EINPROGRESS, "no search");
 	CHECK(cycle_through(&lockers[1].lk), "a cycle nobody looked for");
@@ -1989,17 +1991,53 @@ static void test_try_claims_nothing(void)
 
 	CHECK(lock(0, "tc/a", HLOCK_X, 0) == 0, "tc/a X");
 	before = wait_claims;
-	CHECK(lock(1, "tc/a", HLOCK_S, HL_RF_TRY) == -EINPROGRESS,
-	      "a try queued for its caller to give up");
+	CHECK(lock(1, "tc/a", HLOCK_S, HL_RF_TRY) == -EAGAIN,
+	      "a try gives up");
 	CHECK(wait_claims == before, "a try claims nothing");
-	cancel(1);
-	CHECK(lock(1, "tc", HLOCK_X, HL_RF_TRY) == -EINPROGRESS, "try at tc");
+	CHECK(lock(1, "tc", HLOCK_X, HL_RF_TRY) == -EAGAIN, "try at tc");
 	CHECK(wait_claims == before, "nor above");
-	cancel(1);
 	CHECK(lock(2, "tc/a", HLOCK_S, 0) == -EINPROGRESS &&
 	      wait_claims == before + 1, "a wait claims");
 	cancel(2);
 	CHECK(unlock(0, "tc/a") == 0, "unlocked");
+	check_invariants();
+	reset();
+}
+
+/*
+ * A try that gives up queues nothing, not even for an instant: the
+ * holders are not told that they block a waiter, the queue stays empty
+ * (a compatible request that comes next is granted, a try too), and its
+ * statistics see a wait withdrawn at once; a conversion keeps its mode.
+ */
+static void test_try_queues_nothing(void)
+{
+	unsigned long wait = note_wait, withdrawn = note_withdrawn;
+	struct hl_head *h;
+
+	CHECK(lock(0, "tq/a", HLOCK_S, 0) == 0, "tq/a S");
+	lockers[0].basts = 0;
+	CHECK(lock(1, "tq/a", HLOCK_X, HL_RF_TRY) == -EAGAIN, "X gives up");
+	h = find_head("tq/a");
+	CHECK(!h->wait_mask && !h->conv_mask && !lockers[0].basts,
+	      "nothing queued, nobody told");
+	CHECK(note_wait == wait + 1 && note_withdrawn == withdrawn + 1,
+	      "a wait withdrawn at once");
+	CHECK(held(1, "tq") == HLOCK_NL && held(1, "") == HLOCK_NL,
+	      "its intents undone");
+	CHECK(lock(2, "tq/a", HLOCK_S, HL_RF_TRY) == 0, "a compatible try");
+	/* A conversion that would wait gives up, the mode held kept. */
+	CHECK(lock(2, "tq/a", HLOCK_X, HL_RF_TRY) == -EAGAIN &&
+	      held(2, "tq/a") == HLOCK_S && !h->conv_mask &&
+	      !lockers[0].basts, "S -> X gives up, S kept");
+	CHECK(note_wait == wait + 2 && note_withdrawn == withdrawn + 2,
+	      "counted as a wait");
+	/* A real wait still tells the holders, once each. */
+	CHECK(lock(3, "tq/a", HLOCK_X, 0) == -EINPROGRESS &&
+	      lockers[0].basts == 1 && lockers[2].basts == 1,
+	      "a wait tells");
+	cancel(3);
+	CHECK(unlock(0, "tq/a") == 0 && unlock(2, "tq/a") == 0, "unlocked");
 	check_invariants();
 	reset();
 }
@@ -2325,6 +2363,9 @@ static void test_cluster(void)
 		CHECK(hl_node_try_ok(h, &nd, lockers[6].lk.op.reqs[1],
 				     true) == 1, "it may wait for the DLM");
 		hl_head_unlock(h);
+		CHECK(refuse(6, lockers[6].lk.wait_seq,
+			     lockers[6].lk.hold_seq) == -ESTALE,
+		      "a try's wait is not refused");
 		cancel(6);
 		CHECK(lock(6, "c", HLOCK_X, HL_RF_TRY) == -EINPROGRESS,
 		      "a try of X");
@@ -3387,17 +3428,19 @@ static void test_random(unsigned int seed, unsigned int steps)
 		w = rnd(8);
 		switch (rnd(9)) {
 		case 8: {
-			/* A try: what it cannot get at once it gives up. */
-			unsigned long claims = wait_claims;
-
+			/*
+			 * A try: what it cannot get at once it gives up.  It
+			 * claims no lease (hl_wait_claim() checks); undoing its
+			 * levels may grant others, whose waits further on do.
+			 */
 			if (lockers[w].used &&
 			    lockers[w].lk.op.state != HL_OP_IDLE)
 				break;
 			ret = lock(w, p, modes[rnd(5)], HL_RF_TRY);
-			CHECK(wait_claims == claims,
-			      "seed %u step %u: a try claimed", seed, i);
-			if (ret == -EINPROGRESS)
-				cancel(w);
+			/* Outside a cluster, a try queues nowhere. */
+			CHECK(ret != -EINPROGRESS &&
+			      !(lockers[w].lk.wait_seq & 1),
+			      "seed %u step %u: a try waits", seed, i);
 			break;
 		}
 		case 0: case 1: case 2:
@@ -3503,6 +3546,7 @@ int main(void)
 	test_release_tree();
 	test_retire();
 	test_try_claims_nothing();
+	test_try_queues_nothing();
 	test_many_held();
 	test_partitions();
 	test_blockers();
