@@ -730,20 +730,19 @@ static bool head_convert_must_wait(const struct hl_head *h,
 }
 
 /*
- * Whether a try-lock (HL_RF_TRY) gives up rather than queue a new request
- * for @m on @h: it must wait for a holder or a waiter on this node, or for
- * another node's wait.  A try never waits for those, so it never queues
- * for them: queued even for an instant, it would tell the holders that
- * they block a waiter, make an expired lease in its way look claimed, and
- * hold back the requests that come meanwhile, all for a call that is
- * about to fail.  Only a try that waits for this node's DLM mode alone
- * queues, for the glue to ask the DLM (hl_node_try_ok()).  Context: head
- * lock.
+ * Whether a try-lock (HL_RF_TRY) gives up rather than queue its new
+ * request for @m on @h, which must wait (head_must_wait()): it waits for
+ * a holder or a waiter on this node, or for another node's wait.  A try
+ * never waits for those, so it never queues for them: queued even for an
+ * instant, it would tell the holders that they block a waiter, make an
+ * expired lease in its way look claimed, and hold back the requests that
+ * come meanwhile, all for a call that is about to fail.  Only a try that
+ * waits for this node's DLM mode alone queues, for the glue to ask the
+ * DLM (hl_node_try_ok()).  Context: head lock.
  */
 static bool try_gives_up(const struct hl_head *h, unsigned int m)
 {
-	if (!head_must_wait(h, m))
-		return false;
+	hl_assert_head_locked(h);
 	return likely(!h->cluster) ||
 	       hl_conflicts(m, h->granted_mask | h->wait_mask | h->remote_mask);
 }
@@ -756,33 +755,32 @@ static bool try_convert_gives_up(const struct hl_head *h,
 	return hl_conflicts(target, others_mask(h, req));
 }
 
-/*
- * Queue or grant a new request for req->mode on @h.  Return: true when
- * granted at once.
- */
-static bool head_request(struct hl_head *h, struct hl_req *req,
-			 struct hl_grants *g)
+/* Queue a new request for req->mode on @h, which must wait. */
+static void head_queue(struct hl_head *h, struct hl_req *req)
 {
+	struct hl_waitq *wq = head_waitq(h, req);
 	unsigned int m = req->mode;
+
+	req->state = HL_WAITING;
+	req->part = NULL;
+	if (req->flags & HL_RF_FRONT) {
+		req->seq = --h->front_seq;
+		list_add(&req->node, &wq->queue[m]);
+	} else {
+		req->seq = ++h->back_seq;
+		list_add_tail(&req->node, &wq->queue[m]);
+	}
+	count_add(h->wq->wait_count, &h->wait_mask, m, 1);
+	wait_begin(req);
+	node_changed(h);
+}
+
+/* Grant a new request on @h that need not wait (!head_must_wait()). */
+static void head_grant(struct hl_head *h, struct hl_req *req,
+		       struct hl_grants *g)
+{
 	bool had_compat_first = h->compat_first;
 
-	if (head_must_wait(h, m)) {
-		struct hl_waitq *wq = head_waitq(h, req);
-
-		req->state = HL_WAITING;
-		req->part = NULL;
-		if (req->flags & HL_RF_FRONT) {
-			req->seq = --h->front_seq;
-			list_add(&req->node, &wq->queue[m]);
-		} else {
-			req->seq = ++h->back_seq;
-			list_add_tail(&req->node, &wq->queue[m]);
-		}
-		count_add(h->wq->wait_count, &h->wait_mask, m, 1);
-		wait_begin(req);
-		node_changed(h);
-		return false;
-	}
 	grant_add(h, req);
 	/*
 	 * A compatible-first holder lets the waiters compatible with the
@@ -791,7 +789,6 @@ static bool head_request(struct hl_head *h, struct hl_req *req,
 	 */
 	if (!had_compat_first && h->compat_first && h->wait_mask)
 		grant_pass(h, g);
-	return true;
 }
 
 /*
@@ -807,7 +804,7 @@ static bool head_convert(struct hl_head *h, struct hl_req *req,
 		bool had_compat_first = h->compat_first;
 
 		convert_done(h, req, target);
-		/* As in head_request(). */
+		/* As in head_grant(). */
 		if (!had_compat_first && h->compat_first && h->wait_mask)
 			grant_pass(h, g);
 		return true;
@@ -1282,18 +1279,71 @@ static void op_wait_claims(struct hl_locker *lk, struct hl_head *h,
 }
 
 /*
- * A try's level gives up at once on @h (try_gives_up()): nothing queues,
- * but the host hears of a wait for @m that was withdrawn at once, as of
- * any try that would have waited (its statistics count a wait and name
- * its blockers).  @req is set up as it would wait, for hl_head_blockers().
- * Context: head lock held.
+ * The level of a try gives up at once on @h (try_gives_up(),
+ * try_convert_gives_up()): nothing queues, but the host hears of a wait
+ * for @m withdrawn at once, as of any try that would have waited (its
+ * statistics count a wait and name its blockers), with @req looking as it
+ * would while it waited (hl_head_blockers()).  A new request goes back to
+ * the spares; a conversion keeps its mode.  Out of line: off the path of
+ * the levels granted at once.  Context: head lock held, which the caller
+ * drops.
  */
-static void op_try_gives_up(struct hl_locker *lk, struct hl_head *h,
-			    struct hl_req *req, unsigned int m)
+static noinline void op_try_gives_up(struct hl_locker *lk, struct hl_head *h,
+				     struct hl_req *req, unsigned int m)
 {
+	struct hl_op *op = &lk->op;
+	unsigned int l = op->level;
+
 	hl_assert_head_locked(h);
-	hl_note_wait(lk, lk->op.level, m, req);
-	hl_note_withdrawn(lk, lk->op.level, m);
+	if (op->step[l] == HL_STEP_NEW) {
+		req->state = HL_WAITING;
+		req->seq = req->flags & HL_RF_FRONT ? h->front_seq - 1 :
+			   h->back_seq + 1;
+		hl_note_wait(lk, l, m, req);
+		hl_note_withdrawn(lk, l, m);
+		lk->nr_spare++;
+		op->reqs[l] = NULL;
+		return;
+	}
+	hl_note_convert(req, m);
+	req->state = HL_CONVERTING;
+	req->convert = m;
+	hl_note_wait(lk, l, m, req);
+	hl_note_withdrawn(lk, l, m);
+	req->state = HL_GRANTED;
+	req->convert = HLOCK_NL;
+}
+
+/*
+ * The new request @req of the operation's level must wait on @h: queue
+ * it, tell the holders in its way, and claim what a waiter may claim.  A
+ * try's gives up instead (try_gives_up()), and none queues while neither
+ * @h nor the locker has queues for it (op_level_new()'s -ENOBUFS).  Out
+ * of line: off the path of the levels granted at once.  Return: 0 queued,
+ * else -EAGAIN or -ENOBUFS with @req back among the spares.  Context:
+ * head lock held, which the caller drops.
+ */
+static noinline int op_level_wait(struct hl_locker *lk, struct hl_head *h,
+				  struct hl_req *req)
+{
+	struct hl_op *op = &lk->op;
+	unsigned int l = op->level, m = req->mode;
+
+	hl_assert_head_locked(h);
+	if (unlikely(op->flags & HL_RF_TRY) && try_gives_up(h, m)) {
+		op_try_gives_up(lk, h, req, m);
+		return -EAGAIN;
+	}
+	if (unlikely(!h->wq && !lk->spare_wq)) {
+		lk->nr_spare++;
+		op->reqs[l] = NULL;
+		return -ENOBUFS;
+	}
+	head_queue(h, req);
+	notify_holders(h, req, m);
+	hl_note_wait(lk, l, m, req);
+	op_wait_claims(lk, h, m);
+	return 0;
 }
 
 /*
@@ -1311,7 +1361,7 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	struct hl_op *op = &lk->op;
 	unsigned int l = op->level;
 	struct hl_req *req;
-	bool granted;
+	int ret;
 
 	/*
 	 * The levels above are granted and on lk->reqs: this one would be
@@ -1356,30 +1406,14 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 		depart(h);
 	else
 		repart(h);
-	if (unlikely(op->flags & HL_RF_TRY) && try_gives_up(h, m)) {
-		req->state = HL_WAITING;
-		req->seq = req->flags & HL_RF_FRONT ? h->front_seq - 1 :
-		      h->back_seq + 1;
-		op_try_gives_up(lk, h, req, m);
+	if (unlikely(head_must_wait(h, m))) {
+		ret = op_level_wait(lk, h, req);
 		hl_head_unlock(h);
-		lk->nr_spare++;
-		op->reqs[l] = NULL;
-		return -EAGAIN;
+		return ret;
 	}
-	if (unlikely(!h->wq && !lk->spare_wq) && head_must_wait(h, m)) {
-		hl_head_unlock(h);
-		lk->nr_spare++;
-		op->reqs[l] = NULL;
-		return -ENOBUFS;
-	}
-	granted = head_request(h, req, g);
-	if (!granted) {
-		notify_holders(h, req, m);
-		hl_note_wait(lk, l, m, req);
-		op_wait_claims(lk, h, m);
-	}
+	head_grant(h, req, g);
 	hl_head_unlock(h);
-	return granted;
+	return 1;
 }
 
 /*
@@ -1411,12 +1445,7 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 	/* A try gives up before it needs queues, as in op_level_new(). */
 	if (unlikely(op->flags & HL_RF_TRY) &&
 	    try_convert_gives_up(h, req, target)) {
-		hl_note_convert(req, target);
-		req->state = HL_CONVERTING;
-		req->convert = target;
 		op_try_gives_up(lk, h, req, target);
-		req->state = HL_GRANTED;
-		req->convert = HLOCK_NL;
 		hl_head_unlock(h);
 		return -EAGAIN;
 	}
@@ -1545,7 +1574,6 @@ static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 {
 	struct hl_op *op = &lk->op;
 	unsigned int known, from = op->level;
-	bool waits;
 	int ret = 1;
 
 	/* One read section for the levels, not one each. */
@@ -1560,9 +1588,10 @@ static int op_advance(struct hl_locker *lk, struct hl_grants *g)
 	 * A level refused before it was asked for is not counted; one that
 	 * waits is, and so is a try's that gave up rather than wait.
 	 */
-	waits = !ret || ret == -EAGAIN;
-	if (op->level > from || waits)
-		hl_note_acquired(lk, from, op->level, waits);
+	if (unlikely(ret == -EAGAIN))
+		hl_note_acquired(lk, from, op->level, true);
+	else if (op->level > from || !ret)
+		hl_note_acquired(lk, from, op->level, !ret);
 	hl_rcu_unlock();
 	if (ret < 0)
 		return ret;

@@ -62,6 +62,7 @@ static inline void atomic_dec(atomic_t *v)
 /* No other thread to order against: the full barrier orders nothing. */
 #define smp_mb()	((void)0)
 
+#define noinline	__attribute__((__noinline__))
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
