@@ -48,9 +48,9 @@ const char *const hl_mode_names[HLOCK_NR_MODES] = {
 };
 
 /*
- * op_level_new()'s answer when the head it found died, or when it had to
- * give the locker queues: look the level up again.  Never leaves
- * op_level().
+ * op_level()'s own answer to itself: the head op_level_new() found died,
+ * or the locker was given queues (-ENOBUFS, hl_waitq_refill()): look the
+ * level up again.  Never leaves op_level().
  */
 #define HL_LOOK_AGAIN	2
 
@@ -1300,7 +1300,7 @@ static noinline void op_try_gives_up(struct hl_locker *lk, struct hl_head *h,
 		req->seq = req->flags & HL_RF_FRONT ? h->front_seq - 1 :
 			   h->back_seq + 1;
 		hl_note_wait(lk, l, m, req);
-		hl_note_withdrawn(lk, l, m);
+		hl_note_withdrawn(lk, l, hl_op_mode(op, l));
 		lk->nr_spare++;
 		op->reqs[l] = NULL;
 		return;
@@ -1309,7 +1309,8 @@ static noinline void op_try_gives_up(struct hl_locker *lk, struct hl_head *h,
 	req->state = HL_CONVERTING;
 	req->convert = m;
 	hl_note_wait(lk, l, m, req);
-	hl_note_withdrawn(lk, l, m);
+	/* As hl_op_withdraw() does: the mode asked for, not the target. */
+	hl_note_withdrawn(lk, l, hl_op_mode(op, l));
 	req->state = HL_GRANTED;
 	req->convert = HLOCK_NL;
 }
@@ -1760,10 +1761,12 @@ int hl_op_start(struct hl_locker *lk, struct hl_grants *g)
  *
  * Idempotent: it does nothing unless the waiting level was granted, or
  * must be searched again for deadlocks (dl_recheck()).  If a later level
- * fails (no memory for a resource), the waiting level is on a cluster head
- * whose node lost the cluster (-ENOLINK), or the search finds that a cycle
- * of waits now goes through the waiting level (-EDEADLK), everything is
- * undone and the slot is HL_OP_FAILED with the error.
+ * fails (no memory for a resource; -EAGAIN for a try that waited for its
+ * node's DLM mode, and would wait further down for anything else), the
+ * waiting level is on a cluster head whose node lost the cluster
+ * (-ENOLINK), or the search finds that a cycle of waits now goes through
+ * the waiting level (-EDEADLK), everything is undone and the slot is
+ * HL_OP_FAILED with the error.
  *
  * Context: the locker lock, no other hlock lock held; may sleep.
  *
@@ -2204,11 +2207,13 @@ bool hl_node_only(const struct hl_head *h, const struct hl_req *req)
 		others = others_mask(h, req);
 	} else {
 		m = req->mode;
-		others = h->granted_mask | h->wait_mask;
-		if (after_remote(h, req->seq))
-			others |= h->remote_mask;
+		others = h->wait_mask;
+		/* Its own wait aside: not another node's, nor a holder. */
 		if (h->wq->wait_count[m] == 1)
 			others &= ~hl_mode_bit(m);
+		others |= h->granted_mask;
+		if (after_remote(h, req->seq))
+			others |= h->remote_mask;
 	}
 	return !hl_conflicts(m, others) && !hl_covers(h->node_mode, m);
 }
@@ -2497,8 +2502,8 @@ static void blockers_in_parts(struct hl_head *h, unsigned int c,
 /**
  * hl_head_blockers() - Who blocks @req on @h.
  * @h: The resource, not partitioned (something waits on it).
- * @req: A waiting or converting request on @h, or one set up so whose
- *	try gives up (op_try_gives_up()).
+ * @req: A waiting or converting request on @h, or a try's that gives up
+ *	rather than wait, made to look like one (op_try_gives_up()).
  * @b: Filled in; @b->max says how many to name (at most
  *	HLOCK_MAX_BLOCKERS).
  *

@@ -1413,13 +1413,9 @@ static void test_refuse(void)
 	CHECK(refuse(2, ws, hs) == -ESTALE, "granted first");
 	CHECK(collect(2) == 0 && held(2, "q") == HLOCK_X, "X");
 	/*
-	 * A try-lock never waits here: nothing to refuse.  (One that waits
-	 * for its node's DLM mode is not refused: test_cluster().)
+	 * A try-lock never waits here, so it is never refused; one that
+	 * waits for its node's DLM mode is not: test_cluster().
 	 */
-	lk = &lockers[4].lk;
-	CHECK(lock(4, "q", HLOCK_S, HL_RF_TRY) == -EAGAIN, "a try");
-	CHECK(refuse(4, lk->wait_seq | 1, lk->hold_seq) == -ESTALE,
-	      "not a try");
 	CHECK(note_refused == 2, "each refusal noted once");
 	check_invariants();
 	reset();
@@ -1722,8 +1718,8 @@ static void test_deadlock_off(void)
 	CHECK(lock(0, "x", HLOCK_X, 0) == 0 && lock(1, "y", HLOCK_X, 0) == 0,
 	      "holders");
 	CHECK(lock(0, "y", HLOCK_X, 0) == -EINPROGRESS, "0 waits");
-	CHECK(lock(1, "x", HLOCK_X, HL_RF_TRY) == -EAGAIN &&
-	      note_deadlock == found, "a try-lock gives up, unsearched");
+	CHECK(lock(1, "x", HLOCK_X, HL_RF_TRY) == -EAGAIN,
+	      "a try-lock gives up, queued nowhere to search from");
 	detect = false;
 	CHECK(lock(1, "x", HLOCK_X, 0) == -EINPROGRESS, "no search");
 	CHECK(cycle_through(&lockers[1].lk), "a cycle nobody looked for");
@@ -2379,6 +2375,78 @@ static void test_cluster(void)
 		hl_head_unlock(h);
 		cancel(6);
 	}
+	cluster_heads = false;
+	reset();
+}
+
+/*
+ * A try-lock in a cluster lock space queues only to wait for this node's
+ * DLM mode: one that a holder or waiter on this node, or another node's
+ * wait, stands in the way of gives up at once, asking the DLM nothing;
+ * one that waited for the node at one level and would wait for anything
+ * else at the next gives up there, its levels undone; and one that waits
+ * for the node stops doing so once another node waits for its own mode.
+ */
+static void test_cluster_try(void)
+{
+	struct hl_head *t, *y, *yz;
+
+	cluster_heads = true;
+	/* The node holds IX on the root and S on "t", for 0's S there. */
+	CHECK(lock(0, "t", HLOCK_S, 0) == -EINPROGRESS, "0 waits for the node");
+	node_set("", HLOCK_IX, 0);
+	t = find_head("t");
+	node_set("t", HLOCK_S, 0);
+	CHECK(collect(0) == 0 && held(0, "t") == HLOCK_S, "0 holds S");
+	/* A holder here: the try gives up, queued nowhere, asking nothing. */
+	CHECK(lock(1, "t", HLOCK_X, HL_RF_TRY) == -EAGAIN &&
+	      !t->wait_mask && !t->try_waiting &&
+	      node_need("t") == HLOCK_S, "X gives up, the DLM unasked");
+	/* So does a conversion. */
+	CHECK(lock(1, "t", HLOCK_S, 0) == 0, "1 holds S too");
+	CHECK(lock(1, "t", HLOCK_X, HL_RF_TRY) == -EAGAIN &&
+	      held(1, "t") == HLOCK_S && !t->conv_mask &&
+	      node_need("t") == HLOCK_S, "S -> X gives up, S kept");
+	CHECK(unlock(1, "t") == 0, "1 lets go");
+	/* Another node waits for X: even IS gives up, queued nowhere. */
+	node_set("t", HLOCK_S, hl_mode_bit(HLOCK_X));
+	CHECK(lock(1, "t", HLOCK_IS, HL_RF_TRY) == -EAGAIN &&
+	      !t->wait_mask && !t->try_waiting, "IS gives up: a remote X");
+	node_set("t", HLOCK_S, 0);
+	/* Nothing here in the way but the node's S: X waits for the DLM. */
+	CHECK(unlock(0, "t") == 0, "0 lets go");
+	CHECK(lock(1, "t", HLOCK_X, HL_RF_TRY) == -EINPROGRESS &&
+	      t->try_waiting == 1 && node_only(1), "X waits for the node");
+	cancel(1);
+	/*
+	 * An X that came after another node's X waits for that node, not
+	 * for this node's DLM mode alone: its own wait hides only itself.
+	 */
+	node_set("t", HLOCK_S, hl_mode_bit(HLOCK_X));
+	CHECK(lock(1, "t", HLOCK_X, 0) == -EINPROGRESS && !node_only(1),
+	      "X waits for the other node's X");
+	cancel(1);
+	node_set("t", HLOCK_S, 0);
+	/*
+	 * Levels: 2 holds S on "y/z", the node IS on "y".  3's try of X
+	 * waits for the node's IX on "y", gets it, then meets 2's S below.
+	 */
+	CHECK(lock(2, "y/z", HLOCK_S, 0) == -EINPROGRESS, "2 waits at y");
+	y = find_head("y");
+	node_set("y", HLOCK_IS, 0);
+	yz = find_head("y/z");
+	node_set("y/z", HLOCK_S, 0);
+	CHECK(collect(2) == 0 && held(2, "y/z") == HLOCK_S, "2 holds S");
+	CHECK(lock(3, "y/z", HLOCK_X, HL_RF_TRY) == -EINPROGRESS &&
+	      node_only(3) && y->try_waiting == 1, "3 waits for IX at y");
+	node_set("y", HLOCK_IX, 0);
+	CHECK(lockers[3].lk.op.state == HL_OP_FAILED &&
+	      lockers[3].lk.op.error == -EAGAIN, "3 gave up at y/z");
+	CHECK(collect(3) == -EAGAIN && lockers[3].lk.op.state == HL_OP_IDLE,
+	      "collected");
+	CHECK(held(3, "y") == HLOCK_NL && held(3, "") == HLOCK_NL &&
+	      !y->try_waiting && !yz->wait_mask, "3 as before its call");
+	CHECK(unlock(2, "y/z") == 0, "2 lets go");
 	cluster_heads = false;
 	reset();
 }
@@ -3547,6 +3615,7 @@ int main(void)
 	test_retire();
 	test_try_claims_nothing();
 	test_try_queues_nothing();
+	test_cluster_try();
 	test_many_held();
 	test_partitions();
 	test_blockers();
