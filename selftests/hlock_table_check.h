@@ -12,6 +12,12 @@
  * grant on the other; table_violation() reports a violation only when
  * two more looks show the same grants again (by their tokens).
  *
+ * In a local lock space, a grant's HLOCK_REC_BLOCKING is checked against
+ * the table's own waiters too (table_blocking_violation()): it is set
+ * exactly when a request of another locker waits on the resource, or
+ * converts there, for a mode that conflicts with the mode held.  (In a
+ * cluster space other nodes' waits count as well, which no table shows.)
+ *
  * Include it after hlock_helpers.h.
  */
 #ifndef HLOCK_TABLE_CHECK_H
@@ -227,6 +233,88 @@ static inline bool table_violation(int fd, char *msg, size_t size)
 			 "%s holds %s on \"%s\" (token %llu), not the intent on \"%s\"",
 			 a.why, hlock_mode_name(a.mode), a.path,
 			 (unsigned long long)a.token, b.path);
+	return true;
+}
+
+/*
+ * One look at HLOCK_REC_BLOCKING: the first grant (of a locker that names
+ * a purpose) whose flag disagrees with the waiters the same table shows,
+ * or, with @only, that grant alone.  Waiters of any locker count, named
+ * or not; a locker's own conversion does not (a locker has one record a
+ * resource, so another record on the path is another locker's, unless
+ * both name the same purpose).  Return: 1 with the grant in @a and its
+ * flag in @flagged, 0 none, or -errno.
+ */
+static inline int table_blocking_look(int fd, const struct grant *only,
+				      struct grant *a, bool *flagged)
+{
+	const struct hlock_lock_record *r, *w;
+	const struct hlock_record_ext *re, *we;
+	int i, j, n, ret = 0;
+	bool want;
+	void *buf;
+
+	n = hlock_table_alloc(fd, &buf);
+	if (n < 0)
+		return n;
+	for (i = 0, r = buf; i < n && !ret; i++, r = hlock_record_next(r)) {
+		struct trec t;
+
+		re = hlock_record_ext(r);
+		if (r->state == HLOCK_STATE_WAITING || !re || !re->why[0])
+			continue;
+		t.why = re->why;
+		t.path = hlock_record_path(r);
+		t.mode = r->mode;
+		t.token = re->token;
+		if (only && !same_grant(only, &t))
+			continue;
+		want = false;
+		for (j = 0, w = buf; j < n && !want;
+		     j++, w = hlock_record_next(w)) {
+			unsigned int m = w->state == HLOCK_STATE_WAITING ?
+					 w->mode : w->convert_mode;
+
+			we = hlock_record_ext(w);
+			if (w->state == HLOCK_STATE_GRANTED ||
+			    strcmp(hlock_record_path(w), t.path) ||
+			    (we && !strcmp(we->why, t.why)))
+				continue;
+			want = conflict(m, t.mode);
+		}
+		if (want == !!(re->flags & HLOCK_REC_BLOCKING))
+			continue;
+		grant_of(a, &t);
+		*flagged = !want;
+		ret = 1;
+	}
+	free(buf);
+	return ret;
+}
+
+/*
+ * The table of the local lock space of @fd: true, with the grant
+ * described in @msg, when three looks show its HLOCK_REC_BLOCKING wrong
+ * the same way (the table is built locker by locker: one look may see a
+ * waiter come or go on one side only).
+ */
+static inline bool table_blocking_violation(int fd, char *msg, size_t size)
+{
+	bool flagged, again;
+	struct grant a, b;
+	int k;
+
+	if (table_blocking_look(fd, NULL, &a, &flagged) <= 0)
+		return false;
+	for (k = 0; k < 2; k++)
+		if (table_blocking_look(fd, &a, &b, &again) <= 0 ||
+		    again != flagged)
+			return false;
+	snprintf(msg, size,
+		 "%s holds %s on \"%s\" (token %llu), %s as blocking a waiter while %s waits for a conflicting mode there",
+		 a.why, hlock_mode_name(a.mode), a.path,
+		 (unsigned long long)a.token, flagged ? "shown" : "not shown",
+		 flagged ? "nobody" : "another locker");
 	return true;
 }
 
