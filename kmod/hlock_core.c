@@ -1278,6 +1278,13 @@ static void op_wait_claims(struct hl_locker *lk, struct hl_head *h,
 		hl_wait_claim(lk, h, mode);
 }
 
+/* The new request taken for the operation's level goes back unused. */
+static inline void op_req_unused(struct hl_locker *lk)
+{
+	lk->nr_spare++;
+	lk->op.reqs[lk->op.level] = NULL;
+}
+
 /*
  * The level of a try gives up at once on @h (try_gives_up(),
  * try_convert_gives_up()): nothing queues, but the host hears of a wait
@@ -1294,25 +1301,27 @@ static noinline void op_try_gives_up(struct hl_locker *lk, struct hl_head *h,
 	struct hl_op *op = &lk->op;
 	unsigned int l = op->level;
 
+	bool new = op->step[l] == HL_STEP_NEW;
+
 	hl_assert_head_locked(h);
-	if (op->step[l] == HL_STEP_NEW) {
+	if (new) {
 		req->state = HL_WAITING;
 		req->seq = req->flags & HL_RF_FRONT ? h->front_seq - 1 :
 			   h->back_seq + 1;
-		hl_note_wait(lk, l, m, req);
-		hl_note_withdrawn(lk, l, hl_op_mode(op, l));
-		lk->nr_spare++;
-		op->reqs[l] = NULL;
-		return;
+	} else {
+		hl_note_convert(req, m);
+		req->state = HL_CONVERTING;
+		req->convert = m;
 	}
-	hl_note_convert(req, m);
-	req->state = HL_CONVERTING;
-	req->convert = m;
 	hl_note_wait(lk, l, m, req);
 	/* As hl_op_withdraw() does: the mode asked for, not the target. */
 	hl_note_withdrawn(lk, l, hl_op_mode(op, l));
-	req->state = HL_GRANTED;
-	req->convert = HLOCK_NL;
+	if (new) {
+		op_req_unused(lk);
+	} else {
+		req->state = HL_GRANTED;
+		req->convert = HLOCK_NL;
+	}
 }
 
 /*
@@ -1336,8 +1345,7 @@ static noinline int op_level_wait(struct hl_locker *lk, struct hl_head *h,
 		return -EAGAIN;
 	}
 	if (unlikely(!h->wq && !lk->spare_wq)) {
-		lk->nr_spare++;
-		op->reqs[l] = NULL;
+		op_req_unused(lk);
 		return -ENOBUFS;
 	}
 	head_queue(h, req);
@@ -1394,8 +1402,7 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 		bool lost = !h->dead;
 
 		hl_head_unlock(h);
-		lk->nr_spare++;
-		op->reqs[l] = NULL;
+		op_req_unused(lk);
 		return lost ? -ENOLINK : HL_LOOK_AGAIN;
 	}
 	/*
