@@ -65,7 +65,10 @@
  *       unknown until it reports again with no lease that may have ended.
  *    Each node also reads its lock table at every step for exclusion and
  *    intents among its own lockers (told apart by their descriptions,
- *    "n<node>.p<pid>.<n>"), as hlock_interact does.
+ *    "n<node>.p<pid>.<n>"), as hlock_interact does, and for their
+ *    blocking state: a grant is flagged as blocking whenever a request
+ *    of another locker of the node waits there for a conflicting mode,
+ *    and without one only while the record says another node waits.
  * 2. Every call ends with 0 or an error the reference allows for it there
  *    (a try EAGAIN; a timed lock ETIMEDOUT or EDEADLK; EBUSY only with a
  *    call in flight on the path; ESTALE only on a path once leased, with a
@@ -1765,8 +1768,10 @@ static int table_check(const char *when)
 {
 	char msg[TABLE_MSG_LEN];
 
-	return table_violation(me, msg, sizeof(msg)) ?
-	       fail("%s: the table: %s", when, msg) : 0;
+	if (table_violation(me, msg, sizeof(msg)) ||
+	    table_blocking_violation(me, msg, sizeof(msg)))
+		return fail("%s: the table: %s", when, msg);
+	return 0;
 }
 
 /* ---- actors ---- */

@@ -12,11 +12,14 @@
  * grant on the other; table_violation() reports a violation only when
  * two more looks show the same grants again (by their tokens).
  *
- * In a local lock space, a grant's HLOCK_REC_BLOCKING is checked against
- * the table's own waiters too (table_blocking_violation()): it is set
- * exactly when a request of another locker waits on the resource, or
- * converts there, for a mode that conflicts with the mode held.  (In a
- * cluster space other nodes' waits count as well, which no table shows.)
+ * A grant's HLOCK_REC_BLOCKING is checked against the table's own
+ * waiters too (table_blocking_violation()): it is set when a request of
+ * another locker waits on the resource, or converts there, for a mode
+ * that conflicts with the mode held.  In a local lock space it is set
+ * then only.  In a cluster space other nodes' waits count as well, which
+ * no table lists: there it may be set without such a waiter only when the
+ * same record says HLOCK_REC_REMOTE_WAIT (the flags of one record are
+ * read at one moment, under the resource's lock).
  *
  * Include it after hlock_helpers.h.
  */
@@ -242,8 +245,10 @@ static inline bool table_violation(int fd, char *msg, size_t size)
  * or, with @only, that grant alone.  Waiters of any locker count, named
  * or not; a locker's own conversion does not (a locker has one record a
  * resource, so another record on the path is another locker's, unless
- * both name the same purpose).  Return: 1 with the grant in @a and its
- * flag in @flagged, 0 none, or -errno.
+ * both name the same purpose).  A flag set with no such waiter agrees
+ * when the record says another node waits there (HLOCK_REC_REMOTE_WAIT,
+ * only ever set in a cluster space).  Return: 1 with the grant in @a and
+ * its flag in @flagged, 0 none, or -errno.
  */
 static inline int table_blocking_look(int fd, const struct grant *only,
 				      struct grant *a, bool *flagged)
@@ -284,6 +289,9 @@ static inline int table_blocking_look(int fd, const struct grant *only,
 		}
 		if (want == !!(re->flags & HLOCK_REC_BLOCKING))
 			continue;
+		/* Another node's wait, which no table lists, may set it. */
+		if (!want && (re->flags & HLOCK_REC_REMOTE_WAIT))
+			continue;
 		grant_of(a, &t);
 		*flagged = !want;
 		ret = 1;
@@ -293,7 +301,7 @@ static inline int table_blocking_look(int fd, const struct grant *only,
 }
 
 /*
- * The table of the local lock space of @fd: true, with the grant
+ * The table of the lock space of @fd: true, with the grant
  * described in @msg, when three looks show its HLOCK_REC_BLOCKING wrong
  * the same way (the table is built locker by locker: one look may see a
  * waiter come or go on one side only).
