@@ -162,6 +162,7 @@ void hl_head_init(struct hl_head *h, struct hl_head *parent)
 		h->granted_count[i] = 0;
 	}
 	h->wq = NULL;
+	h->fast = HL_FAST_OPEN;
 	h->granted_mask = 0;
 	h->wait_mask = 0;
 	h->conv_mask = 0;
@@ -181,6 +182,108 @@ void hl_head_init(struct hl_head *h, struct hl_head *parent)
 	h->remote_front = 0;
 	h->try_waiting = 0;
 	h->try_gen = 0;
+}
+
+static void grant_add(struct hl_head *h, struct hl_req *req)
+{
+	req->state = HL_GRANTED;
+	req->part = NULL;
+	req->bast = 0;
+	hlist_add_head(&req->gnode, &h->granted[req->mode]);
+	count_add(h->granted_count, &h->granted_mask, req->mode, 1);
+	if (req->flags & HL_RF_COMPAT_FIRST)
+		h->compat_first++;
+}
+
+/*
+ * Shut the fast path of @h (hl_head.fast): from now on every request on
+ * @h is decided under its lock, in full view.  A fast holder becomes an
+ * ordinary grant on the head, so that whoever comes to wait sees it,
+ * names it, tells it that it blocks, and claims its lease.  Everything
+ * that changes or counts what is on @h calls this first.  Context: head
+ * lock.
+ */
+static inline void head_shut(struct hl_head *h)
+{
+	unsigned long old;
+
+	hl_assert_head_locked(h);
+	/* Only holders of the head lock move it away from HL_FAST_SHUT. */
+	if (likely(READ_ONCE(h->fast) == HL_FAST_SHUT))
+		return;
+	old = xchg(&h->fast, HL_FAST_SHUT);
+	if (old != HL_FAST_OPEN) {
+		grant_add(h, (struct hl_req *)old);
+		hl_note_fast_shut(h);
+	}
+}
+
+/**
+ * hl_head_settle() - Put a resource's fast holder, if any, on its lists.
+ * @h: The resource.
+ *
+ * For the glue where it changes what a grant on @h must do when it goes
+ * (a value block set, which the release publishes under the head lock):
+ * until the head is idle again, its grants are made and released there.
+ *
+ * Context: head lock held.
+ */
+void hl_head_settle(struct hl_head *h)
+{
+	head_shut(h);
+}
+
+/*
+ * Open the fast path of @h again if nothing is on it that a fast grant
+ * would not see: nothing granted or waiting on the head, no partitions in
+ * use, not a cluster head, not dead.  Called where the head may have
+ * become idle: a release, and a retirement that left it alive.
+ * Context: head lock, the fast path shut.
+ */
+static inline void head_reopen(struct hl_head *h)
+{
+	hl_assert_head_locked(h);
+	if (!h->granted_mask && !h->wait_mask && !h->partitioned &&
+	    !h->cluster && !h->dead)
+		WRITE_ONCE(h->fast, HL_FAST_OPEN);
+}
+
+/*
+ * Grant the new request @req on @h by its fast path, if it is open: one
+ * exchange, after which @req is @h's fast holder.  Its fields are all set
+ * before the exchange publishes it (a full barrier): head_shut() may read
+ * them at once.  Return: true when granted.
+ */
+static inline bool fast_grant(struct hl_head *h, struct hl_req *req)
+{
+	unsigned long open = HL_FAST_OPEN;
+
+	/* A plain look first: a shut head costs no atomic operation. */
+	if (READ_ONCE(h->fast) != HL_FAST_OPEN)
+		return false;
+	req->state = HL_GRANTED;
+	req->bast = 0;
+	return try_cmpxchg(&h->fast, &open, (unsigned long)req);
+}
+
+/*
+ * Release @req if it is its head's fast holder: one exchange back to
+ * open.  Its locker's hold_seq moves as for any release (hold_changed()).
+ * Nothing is published: a holder that set a value block was settled on
+ * the head first (hl_head_settle()).  Return: false when @req is on the
+ * head (it never was a fast holder, or head_shut() made it an ordinary
+ * grant): the caller releases it there, under the head lock.
+ */
+static inline bool fast_release(struct hl_req *req)
+{
+	unsigned long mine = (unsigned long)req;
+	struct hl_locker *lk = req->locker;
+
+	if (READ_ONCE(req->head->fast) != mine ||
+	    !try_cmpxchg(&req->head->fast, &mine, HL_FAST_OPEN))
+		return false;
+	WRITE_ONCE(lk->hold_seq, lk->hold_seq + 1);
+	return true;
 }
 
 /*
@@ -211,9 +314,10 @@ static void depart(struct hl_head *h)
 /*
  * Go (back) to partitioned mode if nothing strong is granted, queued or
  * converting: intents cannot conflict then.  An intent request that finds
- * the head unpartitioned does this (op_level_new()).  While not partitioned,
- * the partitions change only under the head lock, which the caller holds,
- * so their counts are stable here.  Context: head lock.
+ * the head unpartitioned, and its fast path taken, does this
+ * (op_level_new()).  While not partitioned, the partitions change only
+ * under the head lock, which the caller holds, so their counts are stable
+ * here.  Context: head lock, the fast path shut.
  */
 static void repart(struct hl_head *h)
 {
@@ -238,6 +342,10 @@ static void repart(struct hl_head *h)
  * hl_head_set_parts() - The glue gave @h partitions.
  * @h: The resource, which had none.
  *
+ * They are used from the first intent that finds the fast path taken by
+ * another request (op_level_new()): a resource only one locker uses at a
+ * time is granted on its fast path.
+ *
  * Context: head lock held; the partitions are initialised.
  */
 void hl_head_set_parts(struct hl_head *h)
@@ -245,7 +353,6 @@ void hl_head_set_parts(struct hl_head *h)
 	hl_assert_head_locked(h);
 	/* Pairs with part_grant(), which reads it unlocked. */
 	smp_store_release(&h->has_parts, true);
-	repart(h);
 }
 
 /**
@@ -264,12 +371,18 @@ void hl_head_set_parts(struct hl_head *h)
 bool hl_head_retire(struct hl_head *h)
 {
 	hl_assert_head_locked(h);
+	/* A fast holder is a holder: on the head, it keeps @h alive. */
+	head_shut(h);
 	depart(h);
 	if (hl_head_idle(h) && !hl_head_has_children(h)) {
 		h->dead = true;
 		return true;
 	}
-	repart(h);
+	/* Idle, with children: open for the next one, as after a release. */
+	if (hl_head_idle(h))
+		head_reopen(h);
+	else
+		repart(h);
 	return false;
 }
 
@@ -351,17 +464,6 @@ static void wait_end(struct hl_req *req)
 	WRITE_ONCE(lk->wait_head, NULL);
 	if (lk->graph)
 		atomic_dec(&lk->graph->waiting);
-}
-
-static void grant_add(struct hl_head *h, struct hl_req *req)
-{
-	req->state = HL_GRANTED;
-	req->part = NULL;
-	req->bast = 0;
-	hlist_add_head(&req->gnode, &h->granted[req->mode]);
-	count_add(h->granted_count, &h->granted_mask, req->mode, 1);
-	if (req->flags & HL_RF_COMPAT_FIRST)
-		h->compat_first++;
 }
 
 /* Granted modes of the requests on @h other than @req. */
@@ -957,6 +1059,8 @@ static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 	if (req->part && part_change(h, req, m, false))
 		return;
 	hl_head_lock(h);
+	/* A fast holder going down (a downgrade) goes down on the head. */
+	head_shut(h);
 	cf = h->compat_first;
 	if (req->part) {
 		part_change(h, req, m, true);
@@ -983,6 +1087,7 @@ static void req_lower(struct hl_req *req, unsigned int m, unsigned int flags,
 	if (unlikely(cf) && hl_waits_all_ahead(h))
 		queue_changed(h, g, true);
 	node_changed(h);
+	head_reopen(h);
 	hl_head_unlock(h);
 }
 
@@ -1193,8 +1298,12 @@ static inline void req_release(struct hl_locker *lk, struct hl_req *req,
 	hlist_del(&req->locker_node);
 	hlist_del(&req->index_node);
 	lk->nr_reqs--;
-	/* An intent in a partition goes without the head lock (req_lower()). */
-	if (!req->part || !part_change(req->head, req, HLOCK_NL, false))
+	/*
+	 * A fast holder, or an intent in a partition, goes without the head
+	 * lock; anything else under it (req_lower()).
+	 */
+	if (req->part ? !part_change(req->head, req, HLOCK_NL, false) :
+			!fast_release(req))
 		req_lower(req, HLOCK_NL, 0, g);
 	spare_put(lk, req);
 }
@@ -1395,7 +1504,8 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	req->refused = false;
 	op->reqs[l] = req;
 	op->step[l] = HL_STEP_NEW;
-	if (part_grant(h, req))
+	/* Nothing else on @h, or only intents, each on its CPU's partition. */
+	if (fast_grant(h, req) || part_grant(h, req))
 		return 1;
 	hl_head_lock(h);
 	if (h->dead || (unlikely(h->cluster) && hl_node_lost(h))) {
@@ -1405,10 +1515,13 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 		op_req_unused(lk);
 		return lost ? -ENOLINK : HL_LOOK_AGAIN;
 	}
+	/* Whatever it meets, it meets on the head, the fast holder too. */
+	head_shut(h);
 	/*
 	 * A strong mode must see the intents granted in the partitions.  An
 	 * intent that finds the head unpartitioned partitions it again if it
-	 * can: only now, so that strong locks on their own never pay for it.
+	 * can: only now, so that strong locks on their own never pay for it,
+	 * nor does a resource that one locker at a time uses (its fast path).
 	 */
 	if (m != HLOCK_IS && m != HLOCK_IX)
 		depart(h);
@@ -1447,6 +1560,7 @@ static int op_level_convert(struct hl_locker *lk, struct hl_head *h,
 		return -ENOLINK;
 	}
 	/* Conversions are decided on the head, in full view. */
+	head_shut(h);
 	depart(h);
 	if (req->part)
 		part_to_head(h, req);
@@ -2352,7 +2466,9 @@ void hl_node_refuse(struct hl_head *h, struct hl_grants *g)
  *	partitions included; a request converting counts in the mode it
  *	holds.
  *
- * O(number of CPUs) while @h is partitioned: never user-sized.
+ * A fast holder is counted on the head, where it stays until released
+ * (head_shut()).  O(number of CPUs) while @h is partitioned: never
+ * user-sized.
  *
  * Context: takes the head lock, then each partition's lock.
  */
@@ -2362,6 +2478,8 @@ void hl_head_granted(struct hl_head *h, unsigned int counts[HLOCK_NR_MODES])
 	unsigned int m;
 
 	hl_head_lock(h);
+	/* A fast holder is counted once it is on the head. */
+	head_shut(h);
 	for (m = 0; m < HLOCK_NR_MODES; m++)
 		counts[m] = h->granted_count[m];
 	while (h->partitioned && (p = hl_part_next(h, p))) {

@@ -22,6 +22,13 @@
  *   there, so intents cannot conflict and are granted on the CPU's own
  *   partition, touching nothing shared (MongoDB partitions its global
  *   resource the same way; percpu-rwsem moves its cost to writers alike);
+ * - a head's fast path (hl_head.fast): while nothing else is on a head, one
+ *   request is granted there by one atomic exchange and released by
+ *   another, on no list of the head and in none of its counts (rwsem's
+ *   count word, one owner wide).  Everything that may have to see it takes
+ *   the head lock and shuts the fast path first (head_shut()), which makes
+ *   the fast holder an ordinary grant on the head: so the waiters, their
+ *   deadlock searches, blocking notices and leases all find it there;
  * - a request (struct hl_req) is what one locker holds or waits for on one
  *   resource, with a count of the acquisitions it stands for;
  * - a locker (struct hl_locker) is one open file of /dev/hlock, with its
@@ -39,6 +46,9 @@
  *   inside the head lock (head, then partition), or is taken alone on the
  *   fast path.  hl_head.partitioned changes under the head lock while the
  *   partitions are visited one by one (see depart()).
+ * - hl_head.fast is changed by atomic exchanges: by a fast grant or release
+ *   with no lock but the locker's, and to or from HL_FAST_SHUT only under
+ *   the head lock.
  * Lock order: locker, head, partition.  A grant pass runs under a head lock
  * and only collects the lockers it granted (struct hl_grants); the caller
  * continues their operations once it has dropped its own locks
@@ -80,6 +90,13 @@ enum hl_req_state {
 	HL_GRANTED,		/* in head->granted[mode] or a partition */
 	HL_CONVERTING,		/* granted, and in head->wq->convq[] too */
 };
+
+/*
+ * Values of hl_head.fast besides a fast holder's request (a pointer, never
+ * 0 or 1): the fast path is open (the head is idle), or shut.
+ */
+#define HL_FAST_OPEN		0UL
+#define HL_FAST_SHUT		1UL
 
 /* Request flags (kernel-internal, from HLOCK_F_*). */
 #define HL_RF_FRONT		HLOCK_F_FRONT
@@ -156,6 +173,14 @@ struct hl_waitq {
  *	policy in force is still fifo (hl_waits_all_ahead()).
  * @front_seq: Sequence number of the last HLOCK_F_FRONT arrival (falls).
  * @back_seq: Sequence number of the last other arrival (rises).
+ * @fast: The fast path: HL_FAST_OPEN while nothing is granted, waits or
+ *	is partitioned on the head, so that a new request may take it with
+ *	one exchange; a request granted that way (a fast holder), which is
+ *	on none of the head's lists and in none of its counts; or
+ *	HL_FAST_SHUT, when the head's lists and counts are the whole truth.
+ *	It is HL_FAST_SHUT on a cluster head, a dead one, and one with
+ *	anything on its lists or partitions: all of these are only ever
+ *	changed under the head lock after head_shut().
  * @parent: The resource one level up; NULL for the root.
  * @level: Depth below the root (0 for the root).
  * @has_parts: The glue gave this head partitions.
@@ -199,6 +224,7 @@ struct hl_waitq {
 struct hl_head {
 	struct hlist_head granted[HLOCK_NR_MODES];
 	struct hl_waitq *wq;
+	unsigned long fast;
 	struct hl_head *parent;
 	s64 front_seq;
 	s64 back_seq;
@@ -233,7 +259,8 @@ struct hl_lease;
 /**
  * struct hl_req - What one locker holds or waits for on one resource.
  * @node: Entry in @head's wq->queue[] while waiting...
- * @gnode: ...or, once granted, in @head's or @part's granted[].
+ * @gnode: ...or, once granted, in @head's or @part's granted[], unless
+ *	it is @head's fast holder (hl_head.fast).
  * @conv_node: Entry in @head's wq->convq[] while converting.
  * @locker_node: Entry in the locker's @reqs once granted.
  * @index_node: Entry in the locker's @index once granted.
@@ -442,7 +469,8 @@ struct hl_graph {
  *	starts and when it stops waiting (granted or withdrawn).
  * @hold_seq: Bumped whenever a request of the locker is lowered or
  *	released: a deadlock search that finds it unchanged knows that what
- *	the locker held is still held.
+ *	the locker held is still held (a fast holder's release bumps it too,
+ *	though no search meets a fast holder: the head of a wait is shut).
  * @dl_mark: The hl_graph.epoch of the last search that met the locker.
  * @dl_recheck: A request that waited already gained an edge to the
  *	locker's waiting request: its continuation searches again
@@ -454,7 +482,8 @@ struct hl_graph {
  * which the glue's hl_grant_notify() and its continuation loop own;
  * @wait_head, @wait_req and @wait_seq, which change under the head lock of
  * the resource where the request waits; @hold_seq, which the locker
- * changes under the head lock of the request lowered; @dl_recheck, under
+ * changes under the head lock of the request lowered (under none for a
+ * fast holder's release); @dl_recheck, under
  * the head lock of the resource where the request waits; and @dl_mark,
  * under hl_graph.lock.  The deadlock search reads the first four of other
  * lockers under head locks only (READ_ONCE()).
@@ -560,6 +589,7 @@ const char *hl_mode_name(unsigned int mode);
 
 void hl_head_init(struct hl_head *h, struct hl_head *parent);
 void hl_head_set_parts(struct hl_head *h);
+void hl_head_settle(struct hl_head *h);
 bool hl_head_retire(struct hl_head *h);
 void hl_part_init(struct hl_part *p);
 

@@ -454,6 +454,14 @@ void hl_note_convert(struct hl_req *req, unsigned int target)
 	static_call(hl_hook_note_convert)(req, target);
 }
 
+atomic_long_t hl_fast_shuts = ATOMIC_LONG_INIT(0);
+
+/* The host's own count: the slow path pays for it, never the fast one. */
+void hl_note_fast_shut(const struct hl_head *h)
+{
+	atomic_long_inc(&hl_fast_shuts);
+}
+
 /* The request's lease ends with it (hlock_lease.c). */
 void hl_note_release(struct hl_req *req)
 {

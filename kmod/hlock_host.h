@@ -245,6 +245,12 @@ void hl_note_convert(struct hl_req *req, unsigned int target);
 /* @req is released. */
 void hl_note_release(struct hl_req *req);
 /*
+ * The fast path of @h was shut with a fast holder on it, which is now an
+ * ordinary grant on the head (hl_head.fast): the switch from the fast
+ * path to the slow one, counted for the tests.  Context: head lock.
+ */
+void hl_note_fast_shut(const struct hl_head *h);
+/*
  * A request started to wait on a conflict with @holder, a granted request
  * of another locker whose locker was not told since @holder was granted
  * in its mode: tell it (DLM's blocking AST).  Called once per grant.
@@ -255,7 +261,9 @@ void hl_note_blocking(struct hl_req *holder);
 /*
  * @req, which held SIX or X, was just lowered or released, before the
  * grant pass that follows: the lock value block its holder set, if any,
- * is published now, so that every request the pass grants sees it.
+ * is published now, so that every request the pass grants sees it.  A
+ * fast holder's release publishes nothing: the host settles a holder on
+ * its head (hl_head_settle()) when it sets a block.
  * Context: the head lock of @req's resource held; must not sleep.
  */
 void hl_lvb_publish(struct hl_req *req);

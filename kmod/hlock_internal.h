@@ -329,6 +329,11 @@ struct hl_file {
 
 /* Defined by the host (hlock_host.c); moved by reclaim (hlock_space.c). */
 extern unsigned long hl_space_generation;
+/*
+ * Fast holders the host saw put on their heads (hl_note_fast_shut()): the
+ * switches from the fast path to the slow one, which debugfs shows.
+ */
+extern atomic_long_t hl_fast_shuts;
 
 /**
  * hl_space_gen() - The reclaim generation.

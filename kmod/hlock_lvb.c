@@ -164,6 +164,11 @@ int hl_lvb_access(struct hl_head *h, const struct hl_req *req,
 	}
 	memcpy(r->lvb->pending, val, HLOCK_LVB_LEN);
 	r->lvb->writer = req;
+	/*
+	 * Published when @req goes down, under the head lock: if it holds
+	 * the fast path, it goes down on the head from now on.
+	 */
+	hl_head_settle(h);
 	return 0;
 }
 

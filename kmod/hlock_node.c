@@ -79,6 +79,8 @@
 void hl_node_init(struct hl_head *h, struct hl_node *n)
 {
 	h->cluster = true;
+	/* What it grants waits for the DLM: no fast path. */
+	h->fast = HL_FAST_SHUT;
 	h->node_mode = HLOCK_NL;
 	h->remote_mask = 0;
 	n->remote_at = 0;

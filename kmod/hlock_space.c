@@ -678,13 +678,15 @@ void hl_space_reclaim(void)
 void hl_space_show(struct seq_file *m)
 {
 	seq_printf(m, "resources %ld\nrequests %ld\nreclaim_at %ld\n"
-		   "reclaimed %ld\nrevisited %ld\nspaces %lu\nspaces_ended %lu\n",
+		   "reclaimed %ld\nrevisited %ld\nspaces %lu\nspaces_ended %lu\n"
+		   "fast_shuts %ld\n",
 		   atomic_long_read(&hl_space.nr_res),
 		   atomic_long_read(&hl_space.nr_req),
 		   READ_ONCE(hl_space.reclaim_at),
 		   atomic_long_read(&hl_space.reclaimed),
 		   atomic_long_read(&hl_space.revisited), hl_ns_count(),
-		   READ_ONCE(hl_space.nr_dead));
+		   READ_ONCE(hl_space.nr_dead),
+		   atomic_long_read(&hl_fast_shuts));
 }
 
 /**

@@ -79,6 +79,12 @@
  * when the table shows another locker waiting or converting there for a
  * conflicting mode.
  *
+ * The module grants a request on an idle resource by its fast path, on no
+ * list of the resource, and puts that grant on the resource's lists (the
+ * switch) when another request must see it: so every check above runs on
+ * fast holders, on ordinary grants, and across the switch.  The run fails
+ * unless debugfs' count of switches (fast_shuts) moved, when mounted.
+ *
  * A failure names its seed and step, and the command that runs that seed
  * alone; HLOCK_INTERACT_SEED=N does too.
  *
@@ -1824,6 +1830,7 @@ int main(int argc, char **argv)
 	int seeds = test_scaled(12, 3), steps = test_scaled(400, 100);
 	const char *one = getenv("HLOCK_INTERACT_SEED");
 	int me, seed, first = 1, passed = 0, failed = 0;
+	long shuts;
 
 	if (argc > 1)
 		seeds = atoi(argv[1]);
@@ -1854,6 +1861,7 @@ int main(int argc, char **argv)
 	}
 	printf("# %d seeds of %d steps, %d actors, checks every %d steps\n",
 	       seeds, steps, NACTORS, CHECK_EVERY);
+	shuts = debugfs_figure("fast_shuts");
 	for (seed = first; seed < first + seeds; seed++) {
 		if (run_seed(me, seed, steps)) {
 			printf("# FAIL %s\n", failure);
@@ -1870,6 +1878,20 @@ int main(int argc, char **argv)
 	printf("# %lu waits refused from outside, %lu locks through io_uring%s\n",
 	       refusals, ring_locks,
 	       ring_locks ? "" : " (no ring: those were timed ioctls)");
+	/*
+	 * The fast path and the switch ran: grants made on idle heads by
+	 * one exchange, which others' requests then met and put on the
+	 * heads (debugfs' count, when mounted).
+	 */
+	if (shuts >= 0) {
+		shuts = debugfs_figure("fast_shuts") - shuts;
+		printf("# %ld fast holders met by a request and put on their heads\n",
+		       shuts);
+		if (!shuts && !failed) {
+			printf("# FAIL no fast holder was met: the fast path or the switch never ran\n");
+			failed++;
+		}
+	}
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",
 	       passed, failed);
 	return failed ? 1 : 0;

@@ -246,6 +246,34 @@ TEST_F_TIMEOUT(lvb, recursion_publishes_on_release, TEST_TMO)
 	ASSERT_EQ(0, hlock_unlock(B, p));
 }
 
+/*
+ * A writer alone on the resource publishes too: its X was granted on the
+ * resource's fast path, which setting the block takes it off.
+ */
+TEST_F_TIMEOUT(lvb, alone_publishes, TEST_TMO)
+{
+	unsigned char v[HLOCK_LVB_LEN], got[HLOCK_LVB_LEN];
+	const char *p = P("lvalone");
+
+	ASSERT_EQ(0, hlock_lock(A, p, X, 0, -1));
+	fill(v, 4);
+	ASSERT_EQ(0, hlock_lvb_set(A, p, v));
+	ASSERT_EQ(0, hlock_unlock(A, p));
+	ASSERT_EQ(0, hlock_lock(B, p, S, 0, 0));
+	ASSERT_EQ(0, hlock_lvb_get(B, p, got));
+	ASSERT_EQ(0, memcmp(v, got, sizeof(v)));
+	ASSERT_EQ(0, hlock_unlock(B, p));
+	/* And again, the resource idle again in between. */
+	ASSERT_EQ(0, hlock_lock(A, p, X, 0, -1));
+	fill(v, 5);
+	ASSERT_EQ(0, hlock_lvb_set(A, p, v));
+	ASSERT_EQ(0, hlock_unlock(A, p));
+	ASSERT_EQ(0, hlock_lock(B, p, S, 0, 0));
+	ASSERT_EQ(0, hlock_lvb_get(B, p, got));
+	ASSERT_EQ(0, memcmp(v, got, sizeof(v)));
+	ASSERT_EQ(0, hlock_unlock(B, p));
+}
+
 /* Who may read and who may set. */
 TEST_F_TIMEOUT(lvb, rights, TEST_TMO)
 {

@@ -145,6 +145,10 @@ void hl_lvb_publish(struct hl_req *req)
 {
 }
 
+void hl_note_fast_shut(const struct hl_head *h)
+{
+}
+
 void hl_node_update(struct hl_head *h)
 {
 }

@@ -309,6 +309,14 @@ void hl_note_blocking(struct hl_req *holder)
 	container_of(holder->locker, struct tlocker, lk)->basts++;
 }
 
+static unsigned long fast_shuts;
+
+void hl_note_fast_shut(const struct hl_head *h __attribute__((unused)))
+{
+	CHECK(head_locks == 1, "fast path shut outside the head lock");
+	fast_shuts++;
+}
+
 void hl_lvb_publish(struct hl_req *req)
 {
 	CHECK(head_locks == 1, "published outside the head lock");
@@ -513,6 +521,7 @@ static struct hl_head *get_head(const char *path)
 	hl_head_init(&t->h, parent);
 	if (cluster_heads) {
 		t->h.cluster = true;
+		t->h.fast = HL_FAST_SHUT;
 		t->h.node_mode = HLOCK_NL;
 	}
 	snprintf(t->path, sizeof(t->path), "%s", path);
@@ -896,6 +905,24 @@ static void check_invariants(void)
 		CHECK(gm == h->granted_mask && wm == h->wait_mask &&
 		      cm == h->conv_mask, "%s masks", t->path);
 		CHECK(cf == h->compat_first, "%s compat_first", t->path);
+		/*
+		 * An open or taken fast path: the head's lists, counts and
+		 * partitions hold nothing, and its fast holder is a grant of
+		 * a locker that has it.
+		 */
+		if (h->fast != HL_FAST_SHUT) {
+			struct hl_req *f = (struct hl_req *)h->fast;
+
+			CHECK(!h->granted_mask && !h->wait_mask &&
+			      !h->partitioned && !h->cluster && !h->dead &&
+			      !pc[HLOCK_IS] && !pc[HLOCK_IX],
+			      "%s: fast path open with something on the head",
+			      t->path);
+			CHECK(!f || (f->head == h && f->state == HL_GRANTED &&
+				     !f->part &&
+				     hl_locker_find(f->locker, h) == f),
+			      "%s: fast holder", t->path);
+		}
 		/* Never two conflicting modes granted (partitions included). */
 		for (m = 0; m < HLOCK_NR_MODES; m++)
 			for (q = 0; q < HLOCK_NR_MODES; q++)
@@ -946,6 +973,30 @@ static void check_invariants(void)
 		}
 		CHECK(n == lockers[w].lk.nr_reqs, "locker %d: %u requests, %u counted",
 		      w, n, lockers[w].lk.nr_reqs);
+	}
+	/*
+	 * Every grant is on its head's lists, in a partition, or its head's
+	 * fast holder: none is lost by a switch.
+	 */
+	for (i = 0; i < MAX_HEADS; i++) {
+		struct hl_head *h = heads[i] ? &heads[i]->h : NULL;
+		unsigned int on = 0, mine = 0, m;
+		struct hl_req *r;
+
+		if (!h)
+			continue;
+		for (m = 0; m < HLOCK_NR_MODES; m++)
+			hlist_for_each_entry(r, &h->granted[m], gnode)
+				on++;
+		for (w = 0; w < MAX_LOCKERS; w++) {
+			if (!lockers[w].used)
+				continue;
+			hlist_for_each_entry(r, &lockers[w].lk.reqs, locker_node)
+				mine += r->head == h && !r->part &&
+					h->fast != (unsigned long)r;
+		}
+		CHECK(on == mine, "%s: %u grants on the head, %u of lockers",
+		      heads[i]->path, on, mine);
 	}
 }
 
@@ -2038,6 +2089,12 @@ static void test_try_queues_nothing(void)
 	reset();
 }
 
+/* The request of locker @i on @path (which it holds). */
+static struct hl_req *req_of(int i, const char *path)
+{
+	return hl_locker_find(&lockers[i].lk, find_head(path));
+}
+
 static unsigned int part_count(const char *path)
 {
 	struct thead *t = thead_of(find_head(path));
@@ -2048,22 +2105,35 @@ static unsigned int part_count(const char *path)
 	return n;
 }
 
-/* Intents go to partitions until a strong mode needs the whole view. */
+/*
+ * Intents go to partitions once two lockers meet on a head (one had its
+ * fast path), until a strong mode needs the whole view.
+ */
 static void test_partitions(void)
 {
+	unsigned long shuts = fast_shuts;
+
 	CHECK(lock(0, "a/x", HLOCK_X, 0) == 0, "a/x X");
+	CHECK(find_head("a")->fast == (unsigned long)req_of(0, "a") &&
+	      !find_head("a")->partitioned, "one locker: its fast path");
 	CHECK(lock(1, "a/y", HLOCK_X, 0) == 0, "a/y X");
-	CHECK(find_head("a")->partitioned && find_head("")->partitioned,
-	      "partitioned");
-	CHECK(part_count("a") == 1 && part_count("") == 1,
-	      "the second locker's intents are in partitions");
+	CHECK(fast_shuts == shuts + 2 && find_head("a")->partitioned &&
+	      find_head("")->partitioned,
+	      "a second locker shuts the fast paths and partitions");
+	CHECK(part_count("a") == 0 &&
+	      find_head("a")->granted_count[HLOCK_IX] == 2,
+	      "both intents on the head");
+	CHECK(lock(6, "a/u", HLOCK_X, 0) == 0 && part_count("a") == 1 &&
+	      part_count("") == 1,
+	      "the third locker's intents are in partitions");
 	CHECK(lock(2, "a", HLOCK_S, 0) == -EINPROGRESS, "S waits for the IX");
 	CHECK(!find_head("a")->partitioned, "a strong waiter departitions");
-	CHECK(find_head("a")->granted_count[HLOCK_IX] == 2, "both counted");
+	CHECK(find_head("a")->granted_count[HLOCK_IX] == 3, "all counted");
 	CHECK(lock(3, "a/z", HLOCK_X, 0) == -EINPROGRESS,
 	      "a new IX queues behind the S");
-	CHECK(unlock(0, "a/x") == 0 && collect(2) == -EAGAIN, "one IX left");
-	CHECK(unlock(1, "a/y") == 0, "the partition's IX released");
+	CHECK(unlock(0, "a/x") == 0 && unlock(6, "a/u") == 0 &&
+	      collect(2) == -EAGAIN, "one IX left");
+	CHECK(unlock(1, "a/y") == 0, "the last IX released");
 	CHECK(collect(2) == 0 && collect(3) == -EAGAIN, "S, IX after it");
 	CHECK(unlock(2, "a") == 0 && collect(3) == 0, "IX");
 	CHECK(!find_head("a")->partitioned, "not until an intent comes");
@@ -2076,10 +2146,106 @@ static void test_partitions(void)
 	reset();
 }
 
-/* The request of locker @i on @path (which it holds). */
-static struct hl_req *req_of(int i, const char *path)
+/*
+ * The fast path (hl_head.fast): a locker alone on idle heads holds them
+ * there, on no list; whatever must see its grants (a waiter, a try that
+ * gives up, a conversion, a downgrade, a count, a value block set, a
+ * retirement) puts them on the head first, where they are told, counted
+ * and released as any grant; an idle head opens again.
+ */
+static void test_fast_path(void)
 {
-	return hl_locker_find(&lockers[i].lk, find_head(path));
+	unsigned long shuts = fast_shuts, published;
+	unsigned int counts[HLOCK_NR_MODES];
+	struct hl_head *h, *f;
+
+	CHECK(lock(0, "f/x", HLOCK_X, 0) == 0, "f/x X");
+	h = find_head("f/x");
+	f = find_head("f");
+	CHECK(h->fast == (unsigned long)req_of(0, "f/x") && !h->granted_mask &&
+	      hlist_empty(&h->granted[HLOCK_X]), "a fast holder, on no list");
+	CHECK(f->fast == (unsigned long)req_of(0, "f") &&
+	      find_head("")->fast == (unsigned long)req_of(0, ""),
+	      "its intents too");
+	check_invariants();
+	/* A waiter puts every holder in its way on the head, and tells it. */
+	CHECK(lock(1, "f/x", HLOCK_S, 0) == -EINPROGRESS, "S waits");
+	CHECK(fast_shuts == shuts + 3 && h->fast == HL_FAST_SHUT &&
+	      h->granted_count[HLOCK_X] == 1 && f->partitioned,
+	      "three holders on their heads, the intents partitioned");
+	CHECK(lockers[0].basts == 1, "the holder is told");
+	check_invariants();
+	CHECK(unlock(0, "f/x") == 0 && collect(1) == 0,
+	      "released on the head: S granted");
+	CHECK(h->fast == HL_FAST_SHUT, "shut while S is held");
+	CHECK(unlock(1, "f/x") == 0 && h->fast == HL_FAST_OPEN &&
+	      f->fast == HL_FAST_SHUT, "idle: open, but not the partitioned");
+	check_invariants();
+
+	/* A try that gives up sees the holder; nothing else changes. */
+	CHECK(lock(0, "f/x", HLOCK_X, 0) == 0 &&
+	      h->fast == (unsigned long)req_of(0, "f/x"), "X, fast again");
+	CHECK(lock(1, "f/x", HLOCK_S, HL_RF_TRY) == -EAGAIN &&
+	      h->fast == HL_FAST_SHUT && lockers[0].basts == 1,
+	      "the try gives up, telling nobody");
+	CHECK(unlock(0, "f/x") == 0 && h->fast == HL_FAST_OPEN, "open again");
+
+	/* A downgrade and a conversion are made on the head. */
+	CHECK(lock(0, "f/x", HLOCK_X, 0) == 0 &&
+	      downgrade(0, "f/x", HLOCK_S) == 0 && h->fast == HL_FAST_SHUT &&
+	      h->granted_count[HLOCK_S] == 1, "downgraded on the head");
+	CHECK(lock(1, "f/x", HLOCK_S, 0) == 0, "another S with it");
+	CHECK(unlock(0, "f/x") == 0 && unlock(1, "f/x") == 0 &&
+	      h->fast == HL_FAST_OPEN, "open");
+	CHECK(lock(0, "f/x", HLOCK_S, 0) == 0 &&
+	      lock(0, "f/x", HLOCK_X, 0) == 0 && h->fast == HL_FAST_SHUT &&
+	      h->granted_count[HLOCK_X] == 1 && req_of(0, "f/x")->own == 2,
+	      "converted on the head");
+	CHECK(unlock(0, "f/x") == 1 && unlock(0, "f/x") == 0 &&
+	      h->fast == HL_FAST_OPEN, "open");
+	check_invariants();
+
+	/* Counted where counts are asked for. */
+	CHECK(lock(0, "f/x", HLOCK_X, 0) == 0, "X");
+	hl_head_granted(h, counts);
+	CHECK(counts[HLOCK_X] == 1 && h->fast == HL_FAST_SHUT,
+	      "a count sees the fast holder");
+	CHECK(unlock(0, "f/x") == 0, "unlocked");
+
+	/* A value block set: the release publishes it, on the head. */
+	published = note_publish;
+	CHECK(lock(0, "f/x", HLOCK_X, 0) == 0 &&
+	      h->fast != HL_FAST_SHUT, "X, fast");
+	hl_head_lock(h);
+	hl_head_settle(h);
+	hl_head_unlock(h);
+	CHECK(h->fast == HL_FAST_SHUT, "settled");
+	CHECK(unlock(0, "f/x") == 0 && note_publish == published + 1,
+	      "published");
+
+	/* A retirement keeps a head its fast holder holds. */
+	CHECK(lock(0, "f/x", HLOCK_X, 0) == 0, "X");
+	hl_head_lock(h);
+	CHECK(!hl_head_retire(h) && !h->dead && h->fast == HL_FAST_SHUT,
+	      "held: kept, the holder on the head");
+	hl_head_unlock(h);
+	CHECK(unlock(0, "f/x") == 0 && h->fast == HL_FAST_OPEN, "open");
+	check_invariants();
+	reset();
+
+	/* A compatible-first holder (the root's X) counts once settled. */
+	CHECK(lock(0, "", HLOCK_X, 0) == 0 &&
+	      find_head("")->fast == (unsigned long)req_of(0, ""),
+	      "the root's X, fast, with its flags");
+	CHECK(lock(1, "", HLOCK_IS, HL_RF_NO_JUMP) == -EINPROGRESS &&
+	      find_head("")->compat_first == 1, "on the head it counts");
+	check_invariants();
+	CHECK(unlock(0, "") == 0 && collect(1) == 0 && unlock(1, "") == 0,
+	      "released");
+	CHECK(find_head("")->fast == HL_FAST_OPEN &&
+	      !find_head("")->compat_first, "open, nothing counted");
+	check_invariants();
+	reset();
 }
 
 /* hl_req_blocking() under the head lock, as the glue. */
@@ -2174,12 +2340,12 @@ static void test_blocking(void)
 	reset();
 
 	/* Intents granted in the partitions are told too. */
-	CHECK(lock(0, "p/x", HLOCK_X, 0) == 0 && lock(1, "p/y", HLOCK_X, 0) == 0,
-	      "p/x, p/y");
+	CHECK(lock(0, "p/x", HLOCK_X, 0) == 0 && lock(1, "p/y", HLOCK_X, 0) == 0 &&
+	      lock(3, "p/w", HLOCK_X, 0) == 0, "p/x, p/y, p/w");
 	CHECK(part_count("p") == 1, "an IX in a partition");
 	CHECK(lock(2, "p", HLOCK_S, 0) == -EINPROGRESS, "S waits");
-	CHECK(lockers[0].basts == 1 && lockers[1].basts == 1,
-	      "both IX holders told");
+	CHECK(lockers[0].basts == 1 && lockers[1].basts == 1 &&
+	      lockers[3].basts == 1, "every IX holder told");
 	check_invariants();
 	reset();
 }
@@ -3618,6 +3784,7 @@ int main(void)
 	test_cluster_try();
 	test_many_held();
 	test_partitions();
+	test_fast_path();
 	test_blockers();
 	test_req_blocks();
 	test_blocking();

@@ -59,6 +59,32 @@ static inline void atomic_dec(atomic_t *v)
 	v->counter--;
 }
 
+/*
+ * The exchanges of hl_head.fast (an unsigned long), one thread: plain
+ * compare and store.
+ */
+static inline bool try_cmpxchg_ulong(unsigned long *p, unsigned long *old,
+				     unsigned long new)
+{
+	if (*p != *old) {
+		*old = *p;
+		return false;
+	}
+	*p = new;
+	return true;
+}
+
+static inline unsigned long xchg_ulong(unsigned long *p, unsigned long new)
+{
+	unsigned long old = *p;
+
+	*p = new;
+	return old;
+}
+
+#define try_cmpxchg(p, old, new)	try_cmpxchg_ulong(p, old, new)
+#define xchg(p, new)			xchg_ulong(p, new)
+
 /* No other thread to order against: the full barrier orders nothing. */
 #define smp_mb()	((void)0)
 
