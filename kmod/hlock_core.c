@@ -1166,6 +1166,18 @@ void hl_req_token_set(struct hl_locker *lk, struct hl_req *req, u64 token)
 	req->token = token;
 }
 
+/* hl_locker_find(), inline on the lock path. */
+static inline struct hl_req *locker_find(struct hl_locker *lk,
+					 struct hl_head *h)
+{
+	struct hl_req *req;
+
+	hlist_for_each_entry(req, index_bucket(lk, h), index_node)
+		if (req->head == h)
+			return req;
+	return NULL;
+}
+
 /**
  * hl_locker_find() - The locker's granted or converting request on @h.
  * @lk: The locker.
@@ -1175,12 +1187,7 @@ void hl_req_token_set(struct hl_locker *lk, struct hl_req *req, u64 token)
  */
 struct hl_req *hl_locker_find(struct hl_locker *lk, struct hl_head *h)
 {
-	struct hl_req *req;
-
-	hlist_for_each_entry(req, index_bucket(lk, h), index_node)
-		if (req->head == h)
-			return req;
-	return NULL;
+	return locker_find(lk, h);
 }
 
 /**
@@ -1216,6 +1223,12 @@ struct hlist_head *hl_locker_index_swap(struct hl_locker *lk,
  */
 void hl_locker_add_spare(struct hl_locker *lk, struct hl_req *req)
 {
+	/* What every spare has (spare_put()). */
+	req->locker = lk;
+	req->own = 0;
+	req->child = 0;
+	req->pin = 0;
+	req->ix_below = 0;
 	lk->spare[lk->nr_spare++] = req;
 }
 
@@ -1230,7 +1243,14 @@ void hl_locker_add_waitq(struct hl_locker *lk, struct hl_waitq *wq)
 	lk->spare_wq = wq;
 }
 
-/* Keep a request that was released for the next path, or free it. */
+/*
+ * Keep a request that was released for the next path, or free it.  A
+ * spare belongs to @lk and counts nothing (own, child, pin and ix_below
+ * all 0): a request is released only once they are (req_put(); its
+ * children went first, so ix_below is 0 too), or, at the locker's end,
+ * with its counts dropped (hl_locker_release_some()); a new request that
+ * never got them back goes unused.  So op_level_new() sets none of them.
+ */
 static void spare_put(struct hl_locker *lk, struct hl_req *req)
 {
 	if (lk->nr_spare < HL_MAX_LEVELS)
@@ -1487,15 +1507,11 @@ static int op_level_new(struct hl_locker *lk, struct hl_head *h,
 	 */
 	if (unlikely(lk->nr_reqs >= lk->max_reqs))
 		return -ENOLCK;
+	/* A spare's locker and counts are set already (spare_put()). */
 	req = lk->spare[--lk->nr_spare];
 	req->head = h;
-	req->locker = lk;
 	req->up = l ? op->reqs[l - 1] : NULL;
 	req->part = NULL;
-	req->own = 0;
-	req->child = 0;
-	req->pin = 0;
-	req->ix_below = 0;
 	req->token = 0;
 	req->mode = m;
 	req->convert = HLOCK_NL;
@@ -1627,7 +1643,7 @@ static int op_level(struct hl_locker *lk, unsigned int *known,
 		 * below a level that was new to it, it holds nothing.
 		 */
 		req = l && op->step[l - 1] == HL_STEP_NEW ? NULL :
-		      hl_locker_find(lk, h);
+		      locker_find(lk, h);
 		if (!req) {
 			ret = op_level_new(lk, h, m, g);
 		} else if (req->own + req->child >= HL_MAX_COUNT) {
@@ -2111,7 +2127,7 @@ int hl_unlock(struct hl_locker *lk, struct hl_head *h, struct hl_grants *g)
 
 	/* Most unlocks are of the last lock taken. */
 	if (!req || req->head != h)
-		req = hl_locker_find(lk, h);
+		req = locker_find(lk, h);
 	if (!req || !req->own)
 		return -ENOENT;
 	left = req->own - 1;
@@ -2593,9 +2609,15 @@ int hl_blocking(struct hl_locker *lk, struct hl_head *h)
 bool hl_locker_release_some(struct hl_locker *lk, struct hl_grants *g,
 			    unsigned int budget)
 {
-	while (budget-- && !hlist_empty(&lk->reqs))
-		req_release(lk, hlist_entry(lk->reqs.first, struct hl_req,
-					    locker_node), g);
+	struct hl_req *req;
+
+	while (budget-- && !hlist_empty(&lk->reqs)) {
+		req = hlist_entry(lk->reqs.first, struct hl_req, locker_node);
+		/* As a spare has them (spare_put()): nothing held any more. */
+		req->own = 0;
+		req->child = 0;
+		req_release(lk, req, g);
+	}
 	return hlist_empty(&lk->reqs);
 }
 

@@ -60,6 +60,7 @@
 #ifdef __KERNEL__
 #include <linux/errno.h>
 #include <linux/kernel.h>
+#include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>

@@ -206,23 +206,6 @@ u64 hl_clock(void)
 	return ktime_get_ns();
 }
 
-/**
- * hl_clock_coarse() - CLOCK_BOOTTIME as of the last tick.
- *
- * Cheaper (no clocksource read): for how long a lock is held, which the
- * lock table reads against ktime_get_boottime_ns(); never ahead of it.
- * Not ktime_get_coarse_ns(): CLOCK_MONOTONIC's coarse read builds a
- * timespec and normalises it, several times the instructions of a base
- * plus an offset.
- *
- * Context: any.
- * Return: CLOCK_BOOTTIME in ns, at most a tick behind.
- */
-u64 hl_clock_coarse(void)
-{
-	return ktime_get_coarse_boottime_ns();
-}
-
 /* Resources: hlock_space.c's table, slabs and per-CPU partitions. */
 
 /* Resources died so far: see hl_space_gen().  One writer: reclaim. */
@@ -462,8 +445,26 @@ void hl_note_fast_shut(const struct hl_head *h)
 	atomic_long_inc(&hl_fast_shuts);
 }
 
-/* The request's lease ends with it (hlock_lease.c). */
-void hl_note_release(struct hl_req *req)
+/*
+ * Set while the hlock_release tracepoint has a probe: its registration's
+ * own calls (DEFINE_EVENT_FN), so that hl_note_release() needs no look at
+ * the tracepoint's key.
+ */
+bool hl_release_traced;
+
+int hl_release_trace_reg(void)
+{
+	WRITE_ONCE(hl_release_traced, true);
+	return 0;
+}
+
+void hl_release_trace_unreg(void)
+{
+	WRITE_ONCE(hl_release_traced, false);
+}
+
+/* The request's lease ends with it (hlock_lease.c); its trace. */
+void hl_note_release_slow(struct hl_req *req)
 {
 	if (unlikely(req->lease))
 		static_call(hl_hook_lease_release)(req);

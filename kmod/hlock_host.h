@@ -37,10 +37,19 @@ u64 hl_clock(void);
 /*
  * A stamp of when a request was granted, for how long it is held: a
  * clock of the host's own, coarse and cheap to read, as every lock call
- * reads it (the kernel's: CLOCK_BOOTTIME as of the last tick, never ahead
- * of the precise one the lock table reads against it).
+ * reads it.  The kernel's is CLOCK_BOOTTIME as of the last tick, never
+ * ahead of the precise one the lock table reads against it; inline, a
+ * base plus an offset with no clocksource read (not ktime_get_coarse_ns(),
+ * whose timespec costs several times as many instructions).
  */
+#ifdef __KERNEL__
+static inline u64 hl_clock_coarse(void)
+{
+	return ktime_get_coarse_boottime_ns();
+}
+#else
 u64 hl_clock_coarse(void);
+#endif
 /*
  * Whether resources below @h exist: a head with children is never
  * retired.  Context: head lock held, after every partition of @h was
@@ -242,8 +251,24 @@ void hl_note_withdrawn(struct hl_locker *lk, unsigned int level,
 		       unsigned int mode);
 /* @req starts converting to @target. */
 void hl_note_convert(struct hl_req *req, unsigned int target);
-/* @req is released. */
+/*
+ * @req is released.  In the kernel a test inline, on the path of every
+ * level a lock call releases: only a request with a lease, or any while
+ * the hlock_release tracepoint is on (hl_release_traced, which its
+ * registration sets), calls the host.
+ */
+#ifdef __KERNEL__
+extern bool hl_release_traced;
+void hl_note_release_slow(struct hl_req *req);
+
+static inline void hl_note_release(struct hl_req *req)
+{
+	if (unlikely(req->lease || READ_ONCE(hl_release_traced)))
+		hl_note_release_slow(req);
+}
+#else
 void hl_note_release(struct hl_req *req);
+#endif
 /*
  * The fast path of @h was shut with a fast holder on it, which is now an
  * ordinary grant on the head (hl_head.fast): the switch from the fast

@@ -334,6 +334,9 @@ extern unsigned long hl_space_generation;
  * switches from the fast path to the slow one, which debugfs shows.
  */
 extern atomic_long_t hl_fast_shuts;
+/* The hlock_release tracepoint's registration (hl_release_traced). */
+int hl_release_trace_reg(void);
+void hl_release_trace_unreg(void);
 
 /**
  * hl_space_gen() - The reclaim generation.

@@ -62,8 +62,9 @@ static __always_inline int hl_copy_args(void *dst, size_t ksize,
  * user-access window: a lock call's cheapest copy (copy_from_user() costs
  * several times as many instructions for these 48 bytes).
  */
-static int hl_get_lock_args(struct hlock_lock_args *a,
-			    const struct hlock_lock_args __user *u)
+static __always_inline int
+hl_get_lock_args(struct hlock_lock_args *a,
+		 const struct hlock_lock_args __user *u)
 {
 	if (!user_access_begin(u, sizeof(*u)))
 		return -EFAULT;

@@ -98,10 +98,13 @@ DEFINE_EVENT(hlock_res_class, hlock_convert,
 	TP_PROTO(int pid, const struct hl_head *h, unsigned int mode),
 	TP_ARGS(pid, h, mode));
 
-/* A request is released (its last acquisition, or its locker closed). */
-DEFINE_EVENT(hlock_res_class, hlock_release,
+/*
+ * A request is released (its last acquisition, or its locker closed).
+ * While it is on, the host hears of every release (hl_release_traced).
+ */
+DEFINE_EVENT_FN(hlock_res_class, hlock_release,
 	TP_PROTO(int pid, const struct hl_head *h, unsigned int mode),
-	TP_ARGS(pid, h, mode));
+	TP_ARGS(pid, h, mode), hl_release_trace_reg, hl_release_trace_unreg);
 
 /* A level's wait would close a cycle of waits: refused with EDEADLK. */
 DEFINE_EVENT(hlock_res_class, hlock_deadlock,

@@ -973,6 +973,13 @@ static void check_invariants(void)
 		}
 		CHECK(n == lockers[w].lk.nr_reqs, "locker %d: %u requests, %u counted",
 		      w, n, lockers[w].lk.nr_reqs);
+		/* A spare is the locker's and counts nothing (spare_put()). */
+		for (n = 0; n < lockers[w].lk.nr_spare; n++) {
+			r = lockers[w].lk.spare[n];
+			CHECK(r->locker == &lockers[w].lk && !r->own &&
+			      !r->child && !r->pin && !r->ix_below,
+			      "locker %d: spare %u not clean", w, n);
+		}
 	}
 	/*
 	 * Every grant is on its head's lists, in a partition, or its head's
