@@ -237,15 +237,20 @@ void hl_head_settle(struct hl_head *h)
  * Open the fast path of @h again if nothing is on it that a fast grant
  * would not see: nothing granted or waiting on the head, no partitions in
  * use, not a cluster head, not dead.  Called where the head may have
- * become idle: a release, and a retirement that left it alive.
+ * become idle: a release, a count, and a retirement that left it alive.
+ * A release store: the next holder may take @h by fast_grant() alone,
+ * with no head lock to order it after what the last holder wrote, which
+ * the lock this caller holds (then drops) ordered before this store.
  * Context: head lock, the fast path shut.
  */
 static inline void head_reopen(struct hl_head *h)
 {
 	hl_assert_head_locked(h);
-	if (!h->granted_mask && !h->wait_mask && !h->partitioned &&
-	    !h->cluster && !h->dead)
-		WRITE_ONCE(h->fast, HL_FAST_OPEN);
+	if (h->granted_mask || h->wait_mask || h->partitioned || h->cluster ||
+	    h->dead)
+		return;
+	/* Pairs with the next fast_grant()'s exchange: no lock orders it. */
+	smp_store_release(&h->fast, HL_FAST_OPEN);
 }
 
 /*
@@ -313,11 +318,12 @@ static void depart(struct hl_head *h)
 
 /*
  * Go (back) to partitioned mode if nothing strong is granted, queued or
- * converting: intents cannot conflict then.  An intent request that finds
- * the head unpartitioned, and its fast path taken, does this
- * (op_level_new()).  While not partitioned, the partitions change only
- * under the head lock, which the caller holds, so their counts are stable
- * here.  Context: head lock, the fast path shut.
+ * converting: intents cannot conflict then.  An intent request that takes
+ * the slow path does this (op_level_new(): it found the fast path taken,
+ * or shut), and so does a retirement of a head left busy.  While not
+ * partitioned, the partitions change only under the head lock, which the
+ * caller holds, so their counts are stable here.  Context: head lock, the
+ * fast path shut.
  */
 static void repart(struct hl_head *h)
 {
@@ -2483,8 +2489,8 @@ void hl_node_refuse(struct hl_head *h, struct hl_grants *g)
  *	holds.
  *
  * A fast holder is counted on the head, where it stays until released
- * (head_shut()).  O(number of CPUs) while @h is partitioned: never
- * user-sized.
+ * (head_shut()); an idle head's fast path stays open.  O(number of CPUs)
+ * while @h is partitioned: never user-sized.
  *
  * Context: takes the head lock, then each partition's lock.
  */
@@ -2504,6 +2510,8 @@ void hl_head_granted(struct hl_head *h, unsigned int counts[HLOCK_NR_MODES])
 		counts[HLOCK_IX] += p->count[part_slot(HLOCK_IX)];
 		hl_part_unlock(h, p);
 	}
+	/* Nothing was there: open as it was. */
+	head_reopen(h);
 	hl_head_unlock(h);
 }
 

@@ -47,8 +47,10 @@
  *   fast path.  hl_head.partitioned changes under the head lock while the
  *   partitions are visited one by one (see depart()).
  * - hl_head.fast is changed by atomic exchanges: by a fast grant or release
- *   with no lock but the locker's, and to or from HL_FAST_SHUT only under
- *   the head lock.
+ *   with no lock but the locker's, and to HL_FAST_SHUT under the head lock;
+ *   from HL_FAST_SHUT back to open only under the head lock, by a store
+ *   with release order, so that a fast grant that follows a release made
+ *   under the lock sees what was written under the lock released.
  * Lock order: locker, head, partition.  A grant pass runs under a head lock
  * and only collects the lockers it granted (struct hl_grants); the caller
  * continues their operations once it has dropped its own locks
@@ -217,8 +219,9 @@ struct hl_waitq {
  * @lock: In the kernel, the head lock (hl_head_lock()).
  * @parts: In the kernel, the per-CPU partitions once @has_parts is set.
  *
- * Every field is protected by the head lock; @partitioned is also read
- * under a partition lock alone (see depart()).  The fields are packed (a
+ * Every field is protected by the head lock, but @fast (see the rules at
+ * the top); @partitioned is also read under a partition lock alone (see
+ * depart()).  The fields are packed (a
  * head is most of a resource's slab object): pointers and sequence
  * numbers, then the counts and masks, then the flags.
  */
@@ -549,7 +552,9 @@ static inline unsigned int hl_intent(unsigned int m)
 
 /*
  * Whether nothing is granted or waits on @h (its partitions aside: a
- * partitioned head is not idle by this).  Context: head lock.
+ * partitioned head is not idle by this; a fast holder aside too: shut
+ * the fast path first, or look only at a cluster head, which has none).
+ * Context: head lock.
  */
 static inline bool hl_head_idle(const struct hl_head *h)
 {

@@ -2163,7 +2163,7 @@ static void test_partitions(void)
 static void test_fast_path(void)
 {
 	unsigned long shuts = fast_shuts, published;
-	unsigned int counts[HLOCK_NR_MODES];
+	unsigned int counts[HLOCK_NR_MODES], seq;
 	struct hl_head *h, *f;
 
 	CHECK(lock(0, "f/x", HLOCK_X, 0) == 0, "f/x X");
@@ -2213,11 +2213,22 @@ static void test_fast_path(void)
 	check_invariants();
 
 	/* Counted where counts are asked for. */
+	hl_head_granted(h, counts);
+	CHECK(!counts[HLOCK_X] && h->fast == HL_FAST_OPEN,
+	      "a count of an idle head leaves it open");
 	CHECK(lock(0, "f/x", HLOCK_X, 0) == 0, "X");
 	hl_head_granted(h, counts);
 	CHECK(counts[HLOCK_X] == 1 && h->fast == HL_FAST_SHUT,
 	      "a count sees the fast holder");
 	CHECK(unlock(0, "f/x") == 0, "unlocked");
+
+	/* A fast release moves hold_seq, as any release does. */
+	seq = lockers[0].lk.hold_seq;
+	CHECK(lock(0, "g/x", HLOCK_X, 0) == 0 &&
+	      find_head("g/x")->fast == (unsigned long)req_of(0, "g/x"),
+	      "g/x X, fast");
+	CHECK(unlock(0, "g/x") == 0 && lockers[0].lk.hold_seq == seq + 3,
+	      "three levels released, three moves");
 
 	/* A value block set: the release publishes it, on the head. */
 	published = note_publish;
@@ -2237,6 +2248,13 @@ static void test_fast_path(void)
 	      "held: kept, the holder on the head");
 	hl_head_unlock(h);
 	CHECK(unlock(0, "f/x") == 0 && h->fast == HL_FAST_OPEN, "open");
+	/* An idle one with children is kept: open again, unpartitioned. */
+	hl_head_lock(f);
+	hl_head_settle(f);
+	CHECK(f->fast == HL_FAST_SHUT, "f shut, idle");
+	CHECK(!hl_head_retire(f) && !f->dead && !f->partitioned &&
+	      f->fast == HL_FAST_OPEN, "retired in vain: open");
+	hl_head_unlock(f);
 	check_invariants();
 	reset();
 
