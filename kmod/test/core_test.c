@@ -311,8 +311,9 @@ void hl_note_blocking(struct hl_req *holder)
 
 static unsigned long fast_shuts;
 
-void hl_note_fast_shut(const struct hl_head *h __attribute__((unused)))
+void hl_note_fast_shut(const struct hl_head *h)
 {
+	(void)h;
 	CHECK(head_locks == 1, "fast path shut outside the head lock");
 	fast_shuts++;
 }
