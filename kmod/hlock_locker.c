@@ -1360,7 +1360,11 @@ void hl_file_owner_exit(struct hl_file *f)
  * hl_file_release() - Close a locker: cancel, release, put.
  * @f: The locker.
  *
- * Releases as hl_file_release_all() does.
+ * Releases as hl_file_release_all() does.  The locker stays in the lock
+ * table (and HLOCK_IOC_REFUSE finds it) until its wait is withdrawn and
+ * everything it held is released: those stand in others' way until then,
+ * and a table without them showed others' grants blocking a waiter it did
+ * not list.
  */
 void hl_file_release(struct hl_file *f)
 {
@@ -1369,12 +1373,15 @@ void hl_file_release(struct hl_file *f)
 	struct hl_grants g;
 
 	hl_grants_init(&g);
-	/* Out of the lock table first: nobody may look at it while it goes. */
-	xa_erase(&f->ns->lockers, f->id);
 	mutex_lock(&f->lock);
 	hl_file_drop_all(f, &e, &g);
 	/* It withdrew its ticket wait and returned its ticket. */
 	WARN_ON_ONCE(f->tk.state != HL_TICKET_NONE);
+	/*
+	 * Out of the lock table once empty, under its lock: a walk that got
+	 * it before finds nothing held; none gets it after.
+	 */
+	xa_erase(&f->ns->lockers, f->id);
 	hl_locker_drop_spares(lk);
 	hl_file_unlock(f);
 	hl_grants_run(&g);

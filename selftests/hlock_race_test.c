@@ -437,4 +437,97 @@ TEST_F_TIMEOUT(race, owner_exit_meets_sharer, TEST_TMO)
 	close(said[1]);
 }
 
+/*
+ * A locker is closed while it waits (X on "crace-w", which self->fd holds
+ * in S) and holds 130 paths: its release, in batches with the locker's
+ * lock dropped between them, is held after its first batch, named by the
+ * command name of the locker's last lock call.  In that window the lock
+ * table must list what the closing locker still holds, and neither its
+ * wait, withdrawn before the first batch, nor self->fd's S as blocking a
+ * waiter.  The locker used to leave the table before its wait was
+ * withdrawn: a read then showed S blocking a waiter it did not list
+ * (hlock_interact, once in a CI run).
+ */
+TEST_F_TIMEOUT(race, close_leaves_the_table_last, TEST_TMO)
+{
+	const struct hlock_lock_record *rec;
+	const struct hlock_record_ext *ext;
+	int go[2], said[2], status, i, held = 0;
+	struct table_read t = { .fd = self->fd, .n = -1 };
+	char path[32], c;
+	pid_t closer;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe2(said, O_NONBLOCK));
+	ASSERT_EQ(0, hlock_lock(self->fd, "crace-w", S, 0, 0));
+	closer = fork();
+	ASSERT_LE(0, closer);
+	if (!closer) {
+		int fd = hlock_open();
+
+		prctl(PR_SET_NAME, "closerace");
+		if (fd < 0)
+			_exit(2);
+		for (i = 0; i < 130; i++) {
+			snprintf(path, sizeof(path), "crace/%d", i);
+			if (hlock_lock(fd, path, S, 0, 0))
+				_exit(3);
+		}
+		if (hlock_lock(fd, "crace-w", X, ASYNC, -1) != -EINPROGRESS)
+			_exit(4);
+		put_byte(said[1], 'r');
+		/* Told: close, which releases (held at the stall point). */
+		get_byte(go[0], &c);
+		close(fd);
+		_exit(0);
+	}
+	for (i = 0; i < 5000 && read(said[0], &c, 1) != 1; i++)
+		usleep(1000);
+	ASSERT_EQ('r', c);
+	ASSERT_EQ(0, write_file_str(STALL, "release closerace", 0));
+	ASSERT_EQ(0, put_byte(go[1], 'x'));
+	ASSERT_TRUE(stall_is("stalled"));
+	/* The window: a batch released, the rest held, the wait gone. */
+	table_run(&t);
+	ASSERT_LT(0, t.n);
+	for (rec = t.buf, i = 0; i < t.n; i++, rec = hlock_record_next(rec))
+		if (!strncmp(hlock_record_path(rec), "crace/", 6))
+			held++;
+	EXPECT_LT(0, held) {
+		TH_LOG("the closing locker's grants in the table: %d", held);
+	}
+	EXPECT_EQ(NULL, table_find(&t, "crace-w", X, HLOCK_STATE_WAITING));
+	rec = table_find(&t, "crace-w", S, HLOCK_STATE_GRANTED);
+	ASSERT_NE(NULL, rec);
+	ext = hlock_record_ext(rec);
+	ASSERT_NE(NULL, ext);
+	EXPECT_FALSE(!!(ext->flags & HLOCK_REC_BLOCKING)) {
+		TH_LOG("S shown as blocking a waiter the table does not list");
+	}
+	free(t.buf);
+	ASSERT_EQ(0, write_file_str(STALL, "go", 0));
+	ASSERT_EQ(closer, waitpid(closer, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	/* Now all of it is gone. */
+	t.n = -1;
+	table_run(&t);
+	ASSERT_LE(0, t.n);
+	held = 0;
+	for (rec = t.buf, i = 0; i < t.n; i++, rec = hlock_record_next(rec))
+		if (!strncmp(hlock_record_path(rec), "crace/", 6))
+			held++;
+	free(t.buf);
+	EXPECT_EQ(0, held) {
+		TH_LOG("%d of the closed locker's grants left", held);
+	}
+	/* And free: the closer held S on every one. */
+	EXPECT_EQ(0, hlock_lock(self->fd, "crace/65", X, 0, 0));
+	EXPECT_EQ(0, hlock_unlock(self->fd, "crace/65"));
+	ASSERT_EQ(0, hlock_unlock(self->fd, "crace-w"));
+	close(go[0]);
+	close(go[1]);
+	close(said[0]);
+	close(said[1]);
+}
+
 TEST_HARNESS_MAIN
