@@ -631,7 +631,8 @@ static __always_inline int hl_lock_begin(struct hl_file *f, const char *buf,
 				     f->tk.error);
 		f->last_path = false;
 		hl_file_heads_check(f);
-		hl_trace_request(f, mode, flags, timeout_ns);
+		if (trace_hlock_request_enabled())
+			hl_trace_request(f, mode, flags, timeout_ns);
 		f->slow.waited = 0;
 		f->slow.level = HL_NO_WAIT;
 		ret = hl_op_run(lk, p->nr, mode, opflags, g);

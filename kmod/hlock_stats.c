@@ -99,6 +99,23 @@ static void hl_note_waited(struct hl_file *f, unsigned int level,
 	hl_stat_add(f, level[hl_stat_level(level)].wait_time_ns[mode], ns);
 }
 
+/*
+ * The grant events of levels @from to @to of the operation, while traced.
+ * Out of line: the loop's registers would be saved and restored on every
+ * lock call.
+ */
+static noinline void hl_trace_grants(struct hl_locker *lk, unsigned int from,
+				     unsigned int to)
+{
+	const struct hl_op *op = &lk->op;
+	struct hl_file *f = hl_file_of(lk);
+	unsigned int l;
+
+	for (l = from; l < to; l++)
+		trace_hlock_grant(hl_stats_pid(f), op->heads[l],
+				  hl_op_mode(op, l));
+}
+
 /**
  * hl_stats_acquired() - A run of levels of a lock call was granted at once.
  * @lk: The locker.
@@ -135,9 +152,7 @@ static void hl_stats_acquired(struct hl_locker *lk, unsigned int from,
 		}
 	}
 	if (trace_hlock_grant_enabled())
-		for (l = from; l < to; l++)
-			trace_hlock_grant(hl_stats_pid(f), op->heads[l],
-					  hl_op_mode(op, l));
+		hl_trace_grants(lk, from, to);
 }
 
 /**
