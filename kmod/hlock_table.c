@@ -292,7 +292,7 @@ static int hl_snap_build(struct hl_snap *s, size_t limit,
 	for (;;) {
 		xa_lock(&space->lockers);
 		f = xa_find(&space->lockers, &id, ULONG_MAX, XA_PRESENT);
-		/* Going away once out of the array: its reference is 0. */
+		/* Erased before its file's reference goes: only a guard. */
 		while (f && !refcount_inc_not_zero(&f->ref)) {
 			id++;
 			f = xa_find(&space->lockers, &id, ULONG_MAX,
@@ -385,7 +385,7 @@ long hl_ioctl_refuse(struct hl_file *f, size_t usize, void __user *uarg)
 		return -EPERM;
 	xa_lock(&space->lockers);
 	v = xa_load(&space->lockers, args.locker);
-	/* Going away once out of the array: its reference is 0. */
+	/* Erased before its file's reference goes: only a guard. */
 	if (v && (v->serial != args.serial || !refcount_inc_not_zero(&v->ref)))
 		v = NULL;
 	xa_unlock(&space->lockers);

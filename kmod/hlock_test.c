@@ -21,9 +21,12 @@
  *                          release   hl_file_release_all(), a batch of
  *                                    releases done, the locker lock
  *                                    dropped
+ *                          close     hl_file_release(), before anything
+ *                                    is withdrawn or released
  *                          and NAME is the resource's name (its last path
- *                          component), for lease_work and release the
- *                          command name of the locker's last lock call
+ *                          component), for lease_work, release and close
+ *                          the command name of the locker's last lock
+ *                          call
  *   write "go"             let a stalled point go on (or disarm it)
  *   read                   "idle", "armed" or "stalled"
  *
@@ -80,6 +83,7 @@ static const bool hl_tp_sleeps[HL_TP_NR] = {
 	[HL_TP_BAST] = true,
 	[HL_TP_AST] = true,
 	[HL_TP_RELEASE] = true,
+	[HL_TP_CLOSE] = true,
 };
 
 static const char *const hl_tp_names[HL_TP_NR] = {
@@ -90,6 +94,7 @@ static const char *const hl_tp_names[HL_TP_NR] = {
 	[HL_TP_BAST] = "bast",
 	[HL_TP_AST] = "ast",
 	[HL_TP_RELEASE] = "release",
+	[HL_TP_CLOSE] = "close",
 };
 
 static DEFINE_SPINLOCK(hl_test_lock);

@@ -55,6 +55,12 @@ enum hl_test_point {
 	 * the locker's last lock call.
 	 */
 	HL_TP_RELEASE,
+	/*
+	 * hl_file_release(): a locker closes, nothing withdrawn or
+	 * released yet, its lock not taken; the name is the command name
+	 * of the locker's last lock call.
+	 */
+	HL_TP_CLOSE,
 	HL_TP_NR,
 };
 
