@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hlock: lockers.  One per open file of /dev/hlock, with a mutex of its
- * own: lock (by ioctl or through io_uring), unlock, downgrade, wait and
- * close, the continuations of operations a release granted, and the wait
+ * own: lock (by ioctl, whose arguments of a path are copied in here, or
+ * through io_uring), unlock, downgrade, wait and close, the continuations of operations a release granted, and the wait
  * for a grant.
  *
  * A release, cancel or downgrade collects the lockers it granted in a
@@ -12,8 +12,9 @@
  *
  * The stages of a lock call, and what does each:
  *
- *   enter          HLOCK_IOC_LOCK: hl_ioctl_path() (hlock_main.c) copies
- *                  the path, hl_do_lock() takes the locker lock; io_uring
+ *   enter          HLOCK_IOC_LOCK: hl_ioctl() (hlock_main.c) jumps to
+ *                  hl_ioctl_lock(), which copies the arguments and the
+ *                  path and, inlined, takes the locker lock; io_uring
  *                  (hlock_uring.c) takes it and calls hl_lock_armed(); the
  *                  kernel API: hlock_lock() and hlock_lock_async()
  *                  (hlock_kapi.c) call hl_lock_call()
@@ -75,6 +76,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/xarray.h>
 
 #include "hlock_internal.h"
@@ -797,9 +799,10 @@ int hl_lock_call(struct hl_file *f, const char *buf, unsigned int len,
  * Context: process context, may sleep.
  * Return: 0 or -errno, as HLOCK_IOC_LOCK.
  */
-int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
-	       unsigned int mode, unsigned int flags, s64 timeout_ns,
-	       s64 lease_ns)
+static __always_inline int hl_do_lock(struct hl_file *f, const char *buf,
+				      unsigned int len, unsigned int mode,
+				      unsigned int flags, s64 timeout_ns,
+				      s64 lease_ns)
 {
 	struct hl_grants g;
 	int ret;
@@ -1119,6 +1122,234 @@ int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 	if (likely(op == HLOCK_IOC_UNLOCK))
 		return __hl_do_path(f, HLOCK_IOC_UNLOCK, buf, len, mode);
 	return __hl_do_path(f, op, buf, len, mode);
+}
+
+/* Paths up to this long are copied on the stack. */
+#define HL_SHORT_PATH	127
+
+/* The two u32 that @w, as read from user memory, holds, in their order. */
+static __always_inline void hl_word_split(u64 w, u32 *first, u32 *second)
+{
+	*first = IS_ENABLED(CONFIG_CPU_BIG_ENDIAN) ? upper_32_bits(w) :
+						      lower_32_bits(w);
+	*second = IS_ENABLED(CONFIG_CPU_BIG_ENDIAN) ? lower_32_bits(w) :
+						       upper_32_bits(w);
+}
+
+/*
+ * struct hlock_lock_args of this module's size, word by word in one
+ * user-access window: a lock call's cheapest copy (copy_from_user() costs
+ * several times as many instructions for these 48 bytes).  The two pairs
+ * of u32 come in one read each (every read is tested for a fault).
+ */
+static __always_inline int
+hl_get_lock_args(struct hlock_lock_args *a,
+		 const struct hlock_lock_args __user *u)
+{
+	const u64 __user *uw = (const u64 __user *)u;
+	u64 w1, w2;
+
+	BUILD_BUG_ON(offsetof(struct hlock_lock_args, path_len) != 8 ||
+		     offsetof(struct hlock_lock_args, flags) != 16);
+
+	if (!user_access_begin(u, sizeof(*u)))
+		return -EFAULT;
+	unsafe_get_user(a->path, &u->path, efault);
+	unsafe_get_user(w1, uw + 1, efault);
+	unsafe_get_user(w2, uw + 2, efault);
+	unsafe_get_user(a->timeout_ns, &u->timeout_ns, efault);
+	unsafe_get_user(a->lease_ns, &u->lease_ns, efault);
+	unsafe_get_user(a->reserved, &u->reserved, efault);
+	user_access_end();
+	hl_word_split(w1, &a->path_len, &a->mode);
+	hl_word_split(w2, &a->flags, &a->__pad);
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/*
+ * @len bytes at @u into @buf, @len from one to two sizes of @type: two
+ * reads of @type, the first and the last of them, overlapping.  Inside a
+ * user-access window; a fault goes to @label.
+ */
+#define hl_get_two(type, buf, u, len, label)				\
+do {									\
+	type a_, b_;							\
+									\
+	unsafe_get_user(a_, (const type __user *)(u), label);		\
+	unsafe_get_user(b_,						\
+			(const type __user *)((u) + (len) - sizeof(type)), \
+			label);						\
+	memcpy((buf), &a_, sizeof(type));				\
+	memcpy((buf) + (len) - sizeof(type), &b_, sizeof(type));	\
+} while (0)
+
+/*
+ * A short path, @len bytes at @u, into @buf, never reading past the
+ * caller's @len: whole words, the last one ending at @len and overlapping
+ * the one before; shorter paths in two reads of half the size or less.
+ * A handful of loads for any path a lock call names.  Return: 0 or
+ * -EFAULT.
+ */
+static int hl_get_short_path(char *buf, const char __user *u,
+			     unsigned int len)
+{
+	unsigned int i;
+
+	/* Unaligned user words only where the machine reads them cheaply. */
+	if (!IS_ENABLED(CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS))
+		return copy_from_user(buf, u, len) ? -EFAULT : 0;
+	if (!user_access_begin(u, len))
+		return -EFAULT;
+	if (len >= sizeof(u64)) {
+		u64 w;
+
+		for (i = 0; i + sizeof(u64) < len; i += sizeof(u64)) {
+			unsafe_get_user(w, (const u64 __user *)(u + i), efault);
+			memcpy(buf + i, &w, sizeof(w));
+		}
+		i = len - sizeof(u64);
+		unsafe_get_user(w, (const u64 __user *)(u + i), efault);
+		memcpy(buf + i, &w, sizeof(w));
+	} else if (len >= sizeof(u32)) {
+		hl_get_two(u32, buf, u, len, efault);
+	} else if (len >= sizeof(u16)) {
+		hl_get_two(u16, buf, u, len, efault);
+	} else if (len) {
+		unsafe_get_user(buf[0], u, efault);
+	}
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/*
+ * Copy and check the arguments of a path ioctl; then do it.  @cmd is the
+ * command as this module defines it, @usize the size the caller's command
+ * encodes.  Inlined: lock and unlock get copies of their own, where both
+ * are constants and their tests fold away, and where the call's body is
+ * inlined too (one frame, one stack check, for the whole call).
+ */
+static __always_inline long __hl_ioctl_path(struct hl_file *f,
+					    unsigned int cmd, size_t usize,
+					    void __user *uarg)
+{
+	/*
+	 * Written before it is read: spare it the zeroing a kernel
+	 * built with INIT_STACK_ALL_ZERO would do on every call.
+	 */
+	char short_buf[HL_SHORT_PATH + 1] __uninitialized;
+	/* Every field is copied in, or zeroed by copy_struct_from_user(). */
+	struct hlock_lock_args args __uninitialized;
+	char *buf;
+	long ret;
+
+	if (usize == sizeof(args))
+		ret = hl_get_lock_args(&args, uarg);
+	else
+		ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.__pad || args.reserved)
+		return -EINVAL;
+	/* A lease only on a lock, of a positive length. */
+	if (args.lease_ns && (cmd != HLOCK_IOC_LOCK || args.lease_ns < 0))
+		return -EINVAL;
+	switch (cmd) {
+	case HLOCK_IOC_LOCK:
+		if (!hl_mode_valid(args.mode) || args.flags & ~HLOCK_F_ALL)
+			return -EINVAL;
+		break;
+	case HLOCK_IOC_DOWNGRADE:
+		if (!hl_mode_valid(args.mode) || args.flags || args.timeout_ns)
+			return -EINVAL;
+		break;
+	default:
+		if (args.mode || args.flags || args.timeout_ns)
+			return -EINVAL;
+		break;
+	}
+	if (args.path_len > HLOCK_PATH_MAX)
+		return -ENAMETOOLONG;
+	/*
+	 * NUL-terminated for the trace events (a NUL inside is -EINVAL);
+	 * on the stack when short, so most calls allocate nothing.
+	 */
+	if (args.path_len <= HL_SHORT_PATH) {
+		buf = short_buf;
+		if (args.path_len &&
+		    hl_get_short_path(buf, u64_to_user_ptr(args.path),
+				      args.path_len))
+			return -EFAULT;
+		buf[args.path_len] = '\0';
+	} else {
+		buf = memdup_user_nul(u64_to_user_ptr(args.path),
+				      args.path_len);
+		if (IS_ERR(buf))
+			return PTR_ERR(buf);
+	}
+	/* The path is parsed under the locker's lock (hl_file_path()). */
+	if (cmd == HLOCK_IOC_LOCK)
+		ret = hl_do_lock(f, buf, args.path_len, args.mode, args.flags,
+				 args.timeout_ns, args.lease_ns);
+	else if (cmd == HLOCK_IOC_UNLOCK)
+		ret = __hl_do_path(f, HLOCK_IOC_UNLOCK, buf, args.path_len, 0);
+	else
+		ret = hl_do_path(f, cmd, buf, args.path_len, args.mode);
+	if (buf != short_buf)
+		kfree(buf);
+	return ret;
+}
+
+/**
+ * hl_ioctl_lock() - HLOCK_IOC_LOCK.
+ * @f: The locker.
+ * @usize: The size of the caller's struct hlock_lock_args.
+ * @uarg: It.
+ *
+ * Context: process context, may sleep.
+ * Return: as HLOCK_IOC_LOCK.
+ */
+long hl_ioctl_lock(struct hl_file *f, size_t usize, void __user *uarg)
+{
+	return __hl_ioctl_path(f, HLOCK_IOC_LOCK, usize, uarg);
+}
+
+/**
+ * hl_ioctl_unlock() - HLOCK_IOC_UNLOCK.
+ * @f: The locker.
+ * @usize: The size of the caller's struct hlock_lock_args.
+ * @uarg: It.
+ *
+ * Context: process context, may sleep.
+ * Return: as HLOCK_IOC_UNLOCK.
+ */
+long hl_ioctl_unlock(struct hl_file *f, size_t usize, void __user *uarg)
+{
+	return __hl_ioctl_path(f, HLOCK_IOC_UNLOCK, usize, uarg);
+}
+
+/**
+ * hl_ioctl_path() - The other ioctls of a path: HLOCK_IOC_DOWNGRADE,
+ *	HLOCK_IOC_HELD, HLOCK_IOC_BLOCKING.
+ * @f: The locker.
+ * @cmd: The command, as this module defines it.
+ * @usize: The size of the caller's struct hlock_lock_args.
+ * @uarg: It.
+ *
+ * Context: process context, may sleep.
+ * Return: as the command.
+ */
+long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
+		   void __user *uarg)
+{
+	if (WARN_ON_ONCE(cmd == HLOCK_IOC_LOCK || cmd == HLOCK_IOC_UNLOCK))
+		return -ENOTTY;
+	return __hl_ioctl_path(f, cmd, usize, uarg);
 }
 
 /**

@@ -22,9 +22,10 @@ struct hl_ended;
 struct hl_file *hl_file_new(struct hl_ns *ns, size_t size);
 int hl_file_open(struct file *file);
 void hl_file_release(struct hl_file *f);
-int hl_do_lock(struct hl_file *f, const char *buf, unsigned int len,
-	       unsigned int mode, unsigned int flags, s64 timeout_ns,
-	       s64 lease_ns);
+long hl_ioctl_lock(struct hl_file *f, size_t usize, void __user *uarg);
+long hl_ioctl_unlock(struct hl_file *f, size_t usize, void __user *uarg);
+long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
+		   void __user *uarg);
 int hl_do_path(struct hl_file *f, unsigned int op, const char *buf,
 	       unsigned int len, unsigned int mode);
 int hl_lock_armed(struct hl_file *f, const struct hl_end_ops *end,

@@ -2,8 +2,9 @@
 /*
  * hlock: hierarchical (multi-granularity) locks for userspace.
  *
- * The device /dev/hlock, its ioctls (copy-in, checks, dispatch) and the
- * module's life: at load it hands each feature's answers to the core's
+ * The device /dev/hlock, its ioctls (copy-in, checks, dispatch; the
+ * ioctls of a path are copied in by hlock_locker.c, which inlines their
+ * calls into them) and the module's life: at load it hands each feature's answers to the core's
  * hooks to the host.  The module parameters live with what they set.  See
  * hlock_internal.h for how the rest is split and locked.
  */
@@ -41,9 +42,6 @@
 #include "hlock_why.h"
 #include "hlock_yield.h"
 
-/* Paths up to this long are copied on the stack. */
-#define HL_SHORT_PATH	127
-
 /*
  * copy_struct_from_user(), by a copy of constant size when the caller's
  * structure is the one this module knows: that copy skips the run-time
@@ -55,164 +53,6 @@ static __always_inline int hl_copy_args(void *dst, size_t ksize,
 	if (usize == ksize)
 		return copy_from_user(dst, uarg, ksize) ? -EFAULT : 0;
 	return copy_struct_from_user(dst, ksize, uarg, usize);
-}
-
-/*
- * struct hlock_lock_args of this module's size, field by field in one
- * user-access window: a lock call's cheapest copy (copy_from_user() costs
- * several times as many instructions for these 48 bytes).
- */
-static __always_inline int
-hl_get_lock_args(struct hlock_lock_args *a,
-		 const struct hlock_lock_args __user *u)
-{
-	if (!user_access_begin(u, sizeof(*u)))
-		return -EFAULT;
-	unsafe_get_user(a->path, &u->path, efault);
-	unsafe_get_user(a->path_len, &u->path_len, efault);
-	unsafe_get_user(a->mode, &u->mode, efault);
-	unsafe_get_user(a->flags, &u->flags, efault);
-	unsafe_get_user(a->__pad, &u->__pad, efault);
-	unsafe_get_user(a->timeout_ns, &u->timeout_ns, efault);
-	unsafe_get_user(a->lease_ns, &u->lease_ns, efault);
-	unsafe_get_user(a->reserved, &u->reserved, efault);
-	user_access_end();
-	return 0;
-efault:
-	user_access_end();
-	return -EFAULT;
-}
-
-/*
- * @len bytes at @u into @buf, @len from one to two sizes of @type: two
- * reads of @type, the first and the last of them, overlapping.  Inside a
- * user-access window; a fault goes to @label.
- */
-#define hl_get_two(type, buf, u, len, label)				\
-do {									\
-	type a_, b_;							\
-									\
-	unsafe_get_user(a_, (const type __user *)(u), label);		\
-	unsafe_get_user(b_,						\
-			(const type __user *)((u) + (len) - sizeof(type)), \
-			label);						\
-	memcpy((buf), &a_, sizeof(type));				\
-	memcpy((buf) + (len) - sizeof(type), &b_, sizeof(type));	\
-} while (0)
-
-/*
- * A short path, @len bytes at @u, into @buf, never reading past the
- * caller's @len: whole words, the last one ending at @len and overlapping
- * the one before; shorter paths in two reads of half the size or less.
- * A handful of loads for any path a lock call names.  Return: 0 or
- * -EFAULT.
- */
-static int hl_get_short_path(char *buf, const char __user *u,
-			     unsigned int len)
-{
-	unsigned int i;
-
-	/* Unaligned user words only where the machine reads them cheaply. */
-	if (!IS_ENABLED(CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS))
-		return copy_from_user(buf, u, len) ? -EFAULT : 0;
-	if (!user_access_begin(u, len))
-		return -EFAULT;
-	if (len >= sizeof(u64)) {
-		u64 w;
-
-		for (i = 0; i + sizeof(u64) < len; i += sizeof(u64)) {
-			unsafe_get_user(w, (const u64 __user *)(u + i), efault);
-			memcpy(buf + i, &w, sizeof(w));
-		}
-		i = len - sizeof(u64);
-		unsafe_get_user(w, (const u64 __user *)(u + i), efault);
-		memcpy(buf + i, &w, sizeof(w));
-	} else if (len >= sizeof(u32)) {
-		hl_get_two(u32, buf, u, len, efault);
-	} else if (len >= sizeof(u16)) {
-		hl_get_two(u16, buf, u, len, efault);
-	} else if (len) {
-		unsafe_get_user(buf[0], u, efault);
-	}
-	user_access_end();
-	return 0;
-efault:
-	user_access_end();
-	return -EFAULT;
-}
-
-/*
- * Copy and check the arguments of a path ioctl; then do it.  @cmd is the
- * command as this module defines it, @usize the size the caller's command
- * encodes.  Inlined: lock and unlock get copies of their own, where both
- * are constants and their tests fold away.
- */
-static __always_inline long hl_ioctl_path(struct hl_file *f, unsigned int cmd,
-					  size_t usize, void __user *uarg)
-{
-	/*
-	 * Written before it is read: spare it the zeroing a kernel
-	 * built with INIT_STACK_ALL_ZERO would do on every call.
-	 */
-	char short_buf[HL_SHORT_PATH + 1] __uninitialized;
-	/* Every field is copied in, or zeroed by copy_struct_from_user(). */
-	struct hlock_lock_args args __uninitialized;
-	char *buf;
-	long ret;
-
-	if (usize == sizeof(args))
-		ret = hl_get_lock_args(&args, uarg);
-	else
-		ret = copy_struct_from_user(&args, sizeof(args), uarg, usize);
-	if (ret)
-		return ret;
-	if (args.__pad || args.reserved)
-		return -EINVAL;
-	/* A lease only on a lock, of a positive length. */
-	if (args.lease_ns && (cmd != HLOCK_IOC_LOCK || args.lease_ns < 0))
-		return -EINVAL;
-	switch (cmd) {
-	case HLOCK_IOC_LOCK:
-		if (!hl_mode_valid(args.mode) || args.flags & ~HLOCK_F_ALL)
-			return -EINVAL;
-		break;
-	case HLOCK_IOC_DOWNGRADE:
-		if (!hl_mode_valid(args.mode) || args.flags || args.timeout_ns)
-			return -EINVAL;
-		break;
-	default:
-		if (args.mode || args.flags || args.timeout_ns)
-			return -EINVAL;
-		break;
-	}
-	if (args.path_len > HLOCK_PATH_MAX)
-		return -ENAMETOOLONG;
-	/*
-	 * NUL-terminated for the trace events (a NUL inside is -EINVAL);
-	 * on the stack when short, so most calls allocate nothing.
-	 */
-	if (args.path_len <= HL_SHORT_PATH) {
-		buf = short_buf;
-		if (args.path_len &&
-		    hl_get_short_path(buf, u64_to_user_ptr(args.path),
-				      args.path_len))
-			return -EFAULT;
-		buf[args.path_len] = '\0';
-	} else {
-		buf = memdup_user_nul(u64_to_user_ptr(args.path),
-				      args.path_len);
-		if (IS_ERR(buf))
-			return PTR_ERR(buf);
-	}
-	/* The path is parsed under the locker's lock (hl_file_path()). */
-	if (cmd == HLOCK_IOC_LOCK)
-		ret = hl_do_lock(f, buf, args.path_len, args.mode, args.flags,
-				 args.timeout_ns, args.lease_ns);
-	else
-		ret = hl_do_path(f, cmd, buf, args.path_len, args.mode);
-	if (buf != short_buf)
-		kfree(buf);
-	return ret;
 }
 
 /*
@@ -334,20 +174,18 @@ static const struct {
 	[_IOC_NR(HLOCK_IOC_RENEW)] = { HLOCK_IOC_RENEW, 0 },
 };
 
-static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+/*
+ * Every command by number (lock and unlock too, when their structure is
+ * not this module's).  Out of line: the frame and the stack check its
+ * commands need are not set up for every lock and unlock.
+ */
+static noinline long hl_ioctl_cmd(struct hl_file *f, unsigned int cmd,
+				  unsigned long arg)
 {
-	struct hl_file *f = file->private_data;
 	void __user *uarg = (void __user *)arg;
 	size_t usize = _IOC_SIZE(cmd);
 	unsigned int nr = _IOC_NR(cmd), want;
 
-	/* Lock and unlock as this module defines them: no lookup at all. */
-	if (likely(cmd == HLOCK_IOC_LOCK))
-		return hl_ioctl_path(f, HLOCK_IOC_LOCK, _IOC_SIZE(HLOCK_IOC_LOCK),
-				     uarg);
-	if (likely(cmd == HLOCK_IOC_UNLOCK))
-		return hl_ioctl_path(f, HLOCK_IOC_UNLOCK,
-				     _IOC_SIZE(HLOCK_IOC_UNLOCK), uarg);
 	/* By number: an index, not a search, on the path of every lock. */
 	if (_IOC_TYPE(cmd) != HLOCK_IOC_MAGIC || nr >= ARRAY_SIZE(hl_cmds))
 		return -ENOTTY;
@@ -358,7 +196,9 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -ENOTTY;
 	switch (nr) {
 	case _IOC_NR(HLOCK_IOC_LOCK):
+		return hl_ioctl_lock(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_UNLOCK):
+		return hl_ioctl_unlock(f, usize, uarg);
 	case _IOC_NR(HLOCK_IOC_DOWNGRADE):
 	case _IOC_NR(HLOCK_IOC_HELD):
 	case _IOC_NR(HLOCK_IOC_BLOCKING):
@@ -390,6 +230,20 @@ static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return hl_ioctl_refuse(f, usize, uarg);
 	}
 	return -ENOTTY;
+}
+
+static long hl_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct hl_file *f = file->private_data;
+
+	/* Lock and unlock as this module defines them: no lookup at all. */
+	if (likely(cmd == HLOCK_IOC_LOCK))
+		return hl_ioctl_lock(f, _IOC_SIZE(HLOCK_IOC_LOCK),
+				     (void __user *)arg);
+	if (likely(cmd == HLOCK_IOC_UNLOCK))
+		return hl_ioctl_unlock(f, _IOC_SIZE(HLOCK_IOC_UNLOCK),
+				       (void __user *)arg);
+	return hl_ioctl_cmd(f, cmd, arg);
 }
 
 static __poll_t hl_poll(struct file *file, struct poll_table_struct *wait)
