@@ -2,8 +2,8 @@
 /*
  * hlock: lockers.  One per open file of /dev/hlock, with a mutex of its
  * own: lock (by ioctl, whose arguments of a path are copied in here, or
- * through io_uring), unlock, downgrade, wait and close, the continuations of operations a release granted, and the wait
- * for a grant.
+ * through io_uring), unlock, downgrade, wait and close, the continuations
+ * of operations a release granted, and the wait for a grant.
  *
  * A release, cancel or downgrade collects the lockers it granted in a
  * struct hl_grants while it holds head locks; once its own locker lock is
@@ -1347,6 +1347,10 @@ long hl_ioctl_unlock(struct hl_file *f, size_t usize, void __user *uarg)
 long hl_ioctl_path(struct hl_file *f, unsigned int cmd, size_t usize,
 		   void __user *uarg)
 {
+	/*
+	 * Lock and unlock have functions of their own: refused here, this
+	 * copy inlines neither of their bodies.
+	 */
 	if (WARN_ON_ONCE(cmd == HLOCK_IOC_LOCK || cmd == HLOCK_IOC_UNLOCK))
 		return -ENOTTY;
 	return __hl_ioctl_path(f, cmd, usize, uarg);

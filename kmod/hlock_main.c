@@ -4,8 +4,8 @@
  *
  * The device /dev/hlock, its ioctls (copy-in, checks, dispatch; the
  * ioctls of a path are copied in by hlock_locker.c, which inlines their
- * calls into them) and the module's life: at load it hands each feature's answers to the core's
- * hooks to the host.  The module parameters live with what they set.  See
+ * calls into them) and the module's life: at load it hands each
+ * feature's answers to the core's hooks to the host.  The module parameters live with what they set.  See
  * hlock_internal.h for how the rest is split and locked.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

@@ -2351,6 +2351,7 @@ TEST_F_TIMEOUT(hl, larger_args_struct, TEST_TMO)
 		uint64_t tail[2];
 	} big;
 	unsigned long lock = _IOC(_IOC_WRITE, HLOCK_IOC_MAGIC, 1, sizeof(big));
+	unsigned long unlock = _IOC(_IOC_WRITE, HLOCK_IOC_MAGIC, 2, sizeof(big));
 	unsigned long held = _IOC(_IOC_WRITE, HLOCK_IOC_MAGIC, 4, sizeof(big));
 	int fd = self->fd[0];
 
@@ -2365,6 +2366,16 @@ TEST_F_TIMEOUT(hl, larger_args_struct, TEST_TMO)
 	ASSERT_EQ(-E2BIG, raw_ioctl(fd, lock, &big));
 	ASSERT_HELD(fd, "big/s", NL);
 	ASSERT_HELD(fd, "big/r", S);
+
+	/* An unlock of that size goes by the same copy as a lock's. */
+	memset(&big, 0, sizeof(big));
+	args_init(&big.a, "big/r", 0, 0, 0);
+	big.tail[0] = 1;
+	ASSERT_EQ(-E2BIG, raw_ioctl(fd, unlock, &big));
+	ASSERT_HELD(fd, "big/r", S);
+	big.tail[0] = 0;
+	ASSERT_EQ(0, raw_ioctl(fd, unlock, &big));
+	ASSERT_HELD(fd, "big/r", NL);
 }
 
 /*
